@@ -1,0 +1,1 @@
+//! AMQP 1.0: codec, sans-IO protocol engines and a thin tokio driver.

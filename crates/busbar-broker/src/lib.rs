@@ -1,0 +1,1 @@
+//! The Azure Service Bus dialect over AMQP 1.0.

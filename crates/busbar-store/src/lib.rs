@@ -1,0 +1,1 @@
+//! What must survive a restart: the `Storage` trait, `MemoryStorage` and `FileStorage`.

@@ -1,0 +1,77 @@
+//! `cargo xtask ci`: every check CI runs, in the order that fails fastest.
+
+use crate::cargo;
+use std::process::Command;
+
+/// Crates that must stay sans-IO: no async runtime or IO crate among their normal dependencies.
+const SANS_IO_CRATES: &[&str] = &["busbar-core"];
+const IO_CRATES: &[&str] = &["tokio", "mio", "async-std", "smol", "socket2"];
+
+pub(crate) fn run() -> Result<(), String> {
+    cargo(&["fmt", "--all", "--check"], &[])?;
+    boundary_check()?;
+    cargo(
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    // `--all-targets` runs criterion benches once each in test mode, sharing the test build.
+    if nextest_available() {
+        cargo(&["nextest", "run", "--workspace", "--all-targets"], &[])?;
+        cargo(&["test", "--workspace", "--doc"], &[])?;
+    } else {
+        cargo(&["test", "--workspace", "--all-targets"], &[])?;
+        cargo(&["test", "--workspace", "--doc"], &[])?;
+    }
+    cargo(
+        &["doc", "--workspace", "--no-deps"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    eprintln!("xtask ci: all checks passed");
+    Ok(())
+}
+
+pub(crate) fn loom() -> Result<(), String> {
+    cargo(
+        &["test", "--workspace", "--lib", "--release", "loom"],
+        &[
+            ("RUSTFLAGS", "--cfg loom"),
+            ("CARGO_TARGET_DIR", "target/loom"),
+        ],
+    )
+}
+
+fn nextest_available() -> bool {
+    Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// The sans-IO crates must not pull in an async runtime or IO crate as a normal dependency.
+fn boundary_check() -> Result<(), String> {
+    for krate in SANS_IO_CRATES {
+        eprintln!("$ cargo tree -p {krate} -e normal");
+        let out = Command::new("cargo")
+            .args(["tree", "-p", krate, "-e", "normal", "--prefix", "none"])
+            .output()
+            .map_err(|e| format!("cannot run cargo tree: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("cargo tree -p {krate} failed"));
+        }
+        let tree = String::from_utf8_lossy(&out.stdout);
+        for line in tree.lines() {
+            let name = line.split_whitespace().next().unwrap_or_default();
+            if IO_CRATES.contains(&name) {
+                return Err(format!("{krate} must stay sans-IO but depends on {name}"));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! `cargo xtask`: the single front door for developer tasks (what CI runs, loom, fuzzing).
+
+use std::process::{Command, ExitCode};
+
+mod ci;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci::run(),
+        Some("loom") => ci::loom(),
+        _ => {
+            eprintln!("usage: cargo xtask <ci | loom>");
+            eprintln!(
+                "  ci    fmt, clippy -D warnings, tests (benches in test mode), docs, boundary checks"
+            );
+            eprintln!("  loom  the loom model-checking tests (RUSTFLAGS=--cfg loom)");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `cargo` with the given arguments and extra environment, failing on a non-zero exit.
+pub(crate) fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("$ cargo {}", args.join(" "));
+    let status = Command::new(cargo)
+        .args(args)
+        .envs(env.iter().copied())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
