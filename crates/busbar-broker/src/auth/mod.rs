@@ -1,0 +1,12 @@
+//! Authorisation: shared-access-signature tokens for `$cbs` put-token and SASL PLAIN credentials.
+//!
+//! All SDKs authenticate every link with a CBS put-token even against the emulator
+//! (servicebus-amqp.md §1.5); the token is `SharedAccessSignature sr=…&sig=…&se=…&skn=…`.
+
+mod keys;
+mod put_token;
+mod token;
+
+pub use keys::{DEFAULT_KEY, DEFAULT_KEY_NAME, SasKeys, Unauthorized};
+pub use put_token::{PutTokenOutcome, put_token};
+pub use token::{SasToken, TokenError, sign_token};

@@ -1,0 +1,216 @@
+//! The `$cbs` put-token decision: is this token good for that audience, and does the entity exist?
+
+use super::keys::{SasKeys, Unauthorized};
+use super::token::SasToken;
+use crate::address::{Address, EntityPath, path_of};
+use crate::errors::BrokerError;
+
+/// What a put-token request comes to; the `$cbs` handler answers 202, 401 or 404.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PutTokenOutcome {
+    /// The token is valid for the audience until `expires_at_unix_millis` (status 202).
+    Accepted {
+        /// When the token stops being valid.
+        expires_at_unix_millis: i64,
+    },
+    /// The token is malformed, wrongly signed, expired or for another audience (status 401).
+    Unauthorized(Unauthorized),
+    /// The audience names an entity that does not exist (status 404).
+    EntityNotFound {
+        /// The audience's path as the client wrote it, for the error text.
+        entity: String,
+    },
+}
+
+impl PutTokenOutcome {
+    /// The error to report, `None` when accepted. Its status and wording come from the error
+    /// table ([`BrokerError::to_wire`]), so `$cbs` answers like every other node.
+    pub fn to_broker_error(&self, namespace: &str) -> Option<BrokerError> {
+        match self {
+            Self::Accepted { .. } => None,
+            Self::Unauthorized(reason) => Some(BrokerError::Unauthorized(reason.to_string())),
+            Self::EntityNotFound { entity } => Some(BrokerError::EntityNotFound {
+                namespace: namespace.to_owned(),
+                entity: entity.clone(),
+            }),
+        }
+    }
+}
+
+/// Decides a put-token request: `token` is the request body, `audience` its `name`
+/// application property (`sb://localhost:5673/q-basic`, `amqp://host/q/$management`, …).
+/// Authorisation is checked first, so an unauthorised client learns nothing about which
+/// entities exist. A namespace-level audience (`sb://host/`) names no entity and needs none.
+pub fn put_token(
+    keys: &SasKeys,
+    token: &str,
+    audience: &str,
+    now_unix_millis: i64,
+    entity_exists: impl Fn(&EntityPath) -> bool,
+) -> PutTokenOutcome {
+    let token = match SasToken::parse(token) {
+        Ok(token) => token,
+        Err(error) => return PutTokenOutcome::Unauthorized(error.into()),
+    };
+    if let Err(reason) = keys.verify(&token, now_unix_millis) {
+        return PutTokenOutcome::Unauthorized(reason);
+    }
+    if !token.covers(audience) {
+        return PutTokenOutcome::Unauthorized(Unauthorized::AudienceMismatch {
+            audience: token.audience().to_owned(),
+            resource: audience.to_owned(),
+        });
+    }
+    let accepted = PutTokenOutcome::Accepted {
+        expires_at_unix_millis: token.expiry_unix_millis(),
+    };
+    let path = path_of(audience).trim_end_matches('/');
+    if path.is_empty() {
+        return accepted;
+    }
+    let not_found = || PutTokenOutcome::EntityNotFound {
+        entity: path.to_owned(),
+    };
+    match Address::parse(audience) {
+        Ok(Address::Cbs) => accepted,
+        Ok(Address::Entity(node) | Address::Management(node)) if entity_exists(&node.path) => {
+            accepted
+        }
+        Ok(_) | Err(_) => not_found(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::sign_token;
+    use crate::errors::{ErrorScope, StatusCode, TrackingId};
+    use crate::names::EntityName;
+
+    const NOW: i64 = 1_700_000_000_000;
+    const EXPIRY_SECS: u64 = 1_700_003_600;
+
+    fn emulator_token(audience: &str) -> String {
+        sign_token(
+            audience,
+            "RootManageSharedAccessKey",
+            "SAS_KEY_VALUE",
+            EXPIRY_SECS,
+        )
+    }
+
+    fn exists(path: &EntityPath) -> bool {
+        let queue = EntityPath::QueueOrTopic(EntityName::from("q-basic"));
+        let subscription = EntityPath::Subscription {
+            topic: EntityName::from("t"),
+            subscription: EntityName::from("s"),
+        };
+        *path == queue || *path == subscription
+    }
+
+    fn decide(token: &str, audience: &str) -> PutTokenOutcome {
+        put_token(&SasKeys::emulator(), token, audience, NOW, exists)
+    }
+
+    #[test]
+    fn valid_tokens_for_existing_entities_are_accepted() {
+        let accepted = PutTokenOutcome::Accepted {
+            expires_at_unix_millis: 1_700_003_600_000,
+        };
+        for audience in [
+            "sb://localhost:5673/q-basic",
+            "sb://localhost/Q-BASIC/$management",
+            "amqp://localhost/q-basic/$DeadLetterQueue/$management",
+            "sb://localhost/t/Subscriptions/s",
+            "sb://localhost/",
+        ] {
+            assert_eq!(
+                decide(&emulator_token(audience), audience),
+                accepted,
+                "{audience}"
+            );
+        }
+        // A namespace-wide token covers any entity's audience.
+        assert_eq!(
+            decide(
+                &emulator_token("sb://localhost/"),
+                "sb://localhost/t/Subscriptions/s/$management"
+            ),
+            accepted
+        );
+    }
+
+    #[test]
+    fn missing_entities_are_not_found_with_the_service_bus_wording() {
+        let audience = "sb://localhost:5673/nope";
+        let outcome = decide(&emulator_token(audience), audience);
+        assert_eq!(
+            outcome,
+            PutTokenOutcome::EntityNotFound {
+                entity: "nope".into()
+            }
+        );
+        let error = outcome.to_broker_error("sbemulatorns").unwrap();
+        let scope = ErrorScope {
+            namespace: "sbemulatorns",
+            entity: "nope",
+            tracking_id: TrackingId::random(),
+            now_unix_millis: NOW,
+        };
+        let wire = error.to_wire(&scope);
+        assert_eq!(wire.status, StatusCode::NOT_FOUND);
+        assert!(
+            wire.description
+                .starts_with("The messaging entity 'sb://sbemulatorns/nope' could not be found.")
+        );
+        let malformed = "sb://localhost/t/Subscriptions";
+        assert_eq!(
+            decide(&emulator_token(malformed), malformed),
+            PutTokenOutcome::EntityNotFound {
+                entity: "t/Subscriptions".into()
+            }
+        );
+    }
+
+    #[test]
+    fn bad_tokens_are_unauthorized_before_existence_is_checked() {
+        let audience = "sb://localhost/nope";
+        let expired = sign_token(audience, "RootManageSharedAccessKey", "SAS_KEY_VALUE", 1);
+        assert!(matches!(
+            decide(&expired, audience),
+            PutTokenOutcome::Unauthorized(Unauthorized::Expired { .. })
+        ));
+        let forged = sign_token(audience, "RootManageSharedAccessKey", "guess", EXPIRY_SECS);
+        assert!(matches!(
+            decide(&forged, audience),
+            PutTokenOutcome::Unauthorized(Unauthorized::SignatureMismatch(_))
+        ));
+        assert!(matches!(
+            decide("jwt-bearer", audience),
+            PutTokenOutcome::Unauthorized(Unauthorized::MalformedToken(_))
+        ));
+        let other = emulator_token("sb://localhost/q-basic");
+        let outcome = decide(&other, "sb://localhost/t/Subscriptions/s");
+        assert!(matches!(
+            outcome,
+            PutTokenOutcome::Unauthorized(Unauthorized::AudienceMismatch { .. })
+        ));
+        let error = outcome.to_broker_error("sbemulatorns").unwrap();
+        let scope = ErrorScope {
+            namespace: "ns",
+            entity: "t",
+            tracking_id: TrackingId::random(),
+            now_unix_millis: NOW,
+        };
+        assert_eq!(error.to_wire(&scope).status, StatusCode::UNAUTHORIZED);
+    }
+
+    #[test]
+    fn accepted_has_no_error() {
+        let audience = "sb://localhost/q-basic";
+        assert_eq!(
+            decide(&emulator_token(audience), audience).to_broker_error("ns"),
+            None
+        );
+    }
+}

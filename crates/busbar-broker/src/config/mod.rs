@@ -1,0 +1,1 @@
+//! Configuration: the Service Bus emulator's `Config.json`, read as-is and validated.

@@ -1,0 +1,195 @@
+//! The error table, variant by variant, with the exact wire text.
+
+use super::*;
+
+const TRACKING: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+fn scope(entity: &str) -> ErrorScope<'_> {
+    ErrorScope {
+        namespace: "sbemulatorns",
+        entity,
+        tracking_id: TrackingId::from(Uuid::parse_str(TRACKING).unwrap()),
+        now_unix_millis: 1_795_307_569_250,
+    }
+}
+
+fn suffix(entity: &str) -> String {
+    format!(
+        " TrackingId:{TRACKING}, SystemTracker:sbemulatorns:{entity}, Timestamp:2026-11-22T00:32:49.250Z"
+    )
+}
+
+#[test]
+fn every_variant_maps_to_its_condition_status_and_description() {
+    use condition as c;
+    let table: Vec<(BrokerError, &str, i32, &str)> = vec![
+        (
+            BrokerError::MessageLockLost,
+            c::MESSAGE_LOCK_LOST,
+            410,
+            "The lock supplied is invalid. Either the lock expired, or the message has already been removed from the queue.",
+        ),
+        (
+            BrokerError::SessionLockLost,
+            c::SESSION_LOCK_LOST,
+            410,
+            "The session lock has expired on the MessageSession. Accept a new MessageSession.",
+        ),
+        (
+            BrokerError::SessionCannotBeLocked {
+                session_id: "s1".into(),
+            },
+            c::SESSION_CANNOT_BE_LOCKED,
+            410,
+            "The requested session 's1' cannot be accepted. It may be locked by another receiver.",
+        ),
+        (
+            BrokerError::MessageNotFound {
+                sequence_number: 42,
+            },
+            c::MESSAGE_NOT_FOUND,
+            404,
+            "The message with sequence number 42 could not be found.",
+        ),
+        (
+            BrokerError::EntityNotFound {
+                namespace: "sbemulatorns".into(),
+                entity: "q".into(),
+            },
+            c::NOT_FOUND,
+            404,
+            "The messaging entity 'sb://sbemulatorns/q' could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions.",
+        ),
+        (
+            BrokerError::EntityAlreadyExists { name: "r1".into() },
+            c::ENTITY_ALREADY_EXISTS,
+            409,
+            "The messaging entity 'r1' already exists.",
+        ),
+        (
+            BrokerError::Timeout {
+                operation: "accept next session".into(),
+            },
+            c::TIMEOUT,
+            408,
+            "The operation did not complete within the allotted timeout: accept next session.",
+        ),
+        (
+            BrokerError::StoreUnavailable {
+                reason: "journal poisoned".into(),
+            },
+            c::SERVER_BUSY,
+            503,
+            "The server is busy: storage is unavailable (journal poisoned). Please retry the operation.",
+        ),
+        (
+            BrokerError::Argument("lock-tokens is missing".into()),
+            c::ARGUMENT_ERROR,
+            400,
+            "lock-tokens is missing",
+        ),
+        (
+            BrokerError::ArgumentOutOfRange("message-count must be positive".into()),
+            c::ARGUMENT_OUT_OF_RANGE,
+            400,
+            "message-count must be positive",
+        ),
+        (
+            BrokerError::Unauthorized("the token has expired".into()),
+            c::UNAUTHORIZED_ACCESS,
+            401,
+            "Unauthorized access: the token has expired",
+        ),
+        (
+            BrokerError::ResourceLimitExceeded("entity full".into()),
+            c::RESOURCE_LIMIT_EXCEEDED,
+            403,
+            "entity full",
+        ),
+        (
+            BrokerError::MessageSizeExceeded {
+                size: 300_000,
+                limit: 262_144,
+            },
+            c::MESSAGE_SIZE_EXCEEDED,
+            413,
+            "The received message (size 300000 bytes) exceeds the limit (262144 bytes) currently allowed on the link.",
+        ),
+        (
+            BrokerError::NotAllowed("sessionful entity".into()),
+            c::NOT_ALLOWED,
+            400,
+            "sessionful entity",
+        ),
+        (
+            BrokerError::NotImplemented {
+                operation: "com.microsoft:batch-delete-messages".into(),
+            },
+            c::NOT_IMPLEMENTED,
+            501,
+            "The operation 'com.microsoft:batch-delete-messages' is not implemented by this broker.",
+        ),
+        (
+            BrokerError::Internal("bug".into()),
+            c::INTERNAL_ERROR,
+            500,
+            "Internal error: bug",
+        ),
+        (
+            BrokerError::ShuttingDown,
+            c::CONNECTION_FORCED,
+            503,
+            "The broker is shutting down.",
+        ),
+    ];
+    for (error, condition, status, text) in table {
+        let wire = error.to_wire(&scope("q"));
+        assert_eq!(wire.condition, condition, "{error:?}");
+        assert_eq!(wire.status.as_i32(), status, "{error:?}");
+        assert_eq!(
+            wire.description,
+            format!("{text}{}", suffix("q")),
+            "{error:?}"
+        );
+    }
+}
+
+#[test]
+fn entity_not_found_matches_the_js_sdk_pattern() {
+    // JS only raises MessagingEntityNotFound when the description matches
+    // /The messaging entity .* could not be found.*/i (servicebus-amqp.md §1.5).
+    let error = BrokerError::EntityNotFound {
+        namespace: "sbemulatorns".into(),
+        entity: "t/Subscriptions/s".into(),
+    };
+    let wire = error.to_wire(&scope("t/Subscriptions/s"));
+    assert!(wire.description.starts_with(
+        "The messaging entity 'sb://sbemulatorns/t/Subscriptions/s' could not be found."
+    ));
+    assert!(wire.description.ends_with(&suffix("t/Subscriptions/s")));
+}
+
+#[test]
+fn condition_names_are_the_service_bus_symbols() {
+    assert_eq!(
+        condition::MESSAGE_LOCK_LOST,
+        "com.microsoft:message-lock-lost"
+    );
+    assert_eq!(condition::DEAD_LETTER, "com.microsoft:dead-letter");
+    assert_eq!(
+        condition::MESSAGE_SIZE_EXCEEDED,
+        "amqp:link:message-size-exceeded"
+    );
+    assert_eq!(condition::CONNECTION_FORCED, "amqp:connection:forced");
+}
+
+#[test]
+fn tracking_ids_are_random_hyphenated_uuids() {
+    let first = TrackingId::random();
+    let second = TrackingId::random();
+    assert_ne!(first, second);
+    let text = first.to_string();
+    assert_eq!(text.len(), 36);
+    assert_eq!(text.matches('-').count(), 4);
+    assert_eq!(Uuid::parse_str(&text).unwrap().get_version_num(), 4);
+}
