@@ -1,0 +1,452 @@
+//! Records the core emits for the store, and the versioned, length-checked binary encoding of a
+//! message's immutable part and its mutable state.
+//!
+//! Message part, version 1: `u8 version, i64 accepted_time, u8 flags (1 scheduled, 2 ttl,
+//! 4 message-id, 8 session-id), [i64 scheduled], [u64 ttl_ms], [u32 len, message-id],
+//! [u32 len, session-id utf-8], u32 len, payload`.
+//!
+//! State part, version 1: `u8 version, u8 queue (0 main, 1 dead-letter), u8 state (0 active,
+//! 1 deferred, 2 scheduled), u32 delivery_count, u8 flags (1 dead-letter info, 2 reason,
+//! 4 description), [u32 len, reason], [u32 len, description], u32 count, count × (u32 len, key
+//! utf-8, u32 len, value)`. All integers big-endian; trailing bytes are an error.
+
+use crate::entity::SubQueue;
+use crate::error::CoreError;
+use crate::message::{DeadLetterInfo, MessageBody, MessageState, Properties};
+use crate::time::{SequenceNumber, Timestamp, millis};
+use bytes::{BufMut, Bytes, BytesMut};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const VERSION: u8 = 1;
+
+/// A change to persist, drained by the caller with [`Entity::drain_records`](crate::Entity::drain_records).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A new message: its immutable part and its initial state.
+    Insert {
+        /// The message's sequence number (also the entity's new high-water mark).
+        sequence: SequenceNumber,
+        /// The encoded immutable part (payload included); never changes.
+        message: Bytes,
+        /// The encoded initial mutable state.
+        state: Bytes,
+    },
+    /// The message's whole mutable state replaced.
+    Update {
+        /// The message's sequence number.
+        sequence: SequenceNumber,
+        /// The encoded mutable state.
+        state: Bytes,
+    },
+    /// The message is gone for good.
+    Remove {
+        /// The message's sequence number.
+        sequence: SequenceNumber,
+    },
+}
+
+/// The mutable, persisted part of a message (locks are volatile and not part of it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PersistedState {
+    pub(crate) queue: SubQueue,
+    pub(crate) state: MessageState,
+    pub(crate) delivery_count: u32,
+    pub(crate) dead_letter: Option<DeadLetterInfo>,
+    pub(crate) properties: Properties,
+}
+
+/// The fields of a message's immutable part, before encoding.
+pub(crate) struct BodyFields<'a> {
+    pub(crate) payload: &'a [u8],
+    pub(crate) message_id: Option<Bytes>,
+    pub(crate) session_id: Option<String>,
+    pub(crate) accepted_time: Timestamp,
+    pub(crate) time_to_live: Option<Duration>,
+    pub(crate) scheduled_enqueue_time: Option<Timestamp>,
+}
+
+/// Encodes the immutable part; the returned body's payload is a slice of the encoded bytes, so
+/// memory holds one copy that serves both delivery and the insert record.
+pub(crate) fn encode_body(fields: BodyFields<'_>) -> MessageBody {
+    let mut buf = BytesMut::with_capacity(fields.payload.len() + 64);
+    buf.put_u8(VERSION);
+    buf.put_i64(fields.accepted_time.0);
+    let flags = u8::from(fields.scheduled_enqueue_time.is_some())
+        | u8::from(fields.time_to_live.is_some()) << 1
+        | u8::from(fields.message_id.is_some()) << 2
+        | u8::from(fields.session_id.is_some()) << 3;
+    buf.put_u8(flags);
+    if let Some(at) = fields.scheduled_enqueue_time {
+        buf.put_i64(at.0);
+    }
+    if let Some(ttl) = fields.time_to_live {
+        // Saturates at i64::MAX ms, i.e. unbounded for every practical purpose.
+        buf.put_u64(millis(ttl).unsigned_abs());
+    }
+    if let Some(id) = &fields.message_id {
+        put_bytes(&mut buf, id);
+    }
+    if let Some(session) = &fields.session_id {
+        put_bytes(&mut buf, session.as_bytes());
+    }
+    put_bytes(&mut buf, fields.payload);
+    let encoded = buf.freeze();
+    let payload = encoded.slice(encoded.len() - fields.payload.len()..);
+    MessageBody {
+        encoded,
+        payload,
+        message_id: fields.message_id,
+        session_id: fields.session_id,
+        accepted_time: fields.accepted_time,
+        time_to_live: fields
+            .time_to_live
+            .map(|ttl| Duration::from_millis(millis(ttl).unsigned_abs())),
+        scheduled_enqueue_time: fields.scheduled_enqueue_time,
+    }
+}
+
+/// Decodes an immutable part; the payload and message-id are slices of `encoded`.
+pub(crate) fn decode_body(encoded: Bytes) -> Result<MessageBody, CoreError> {
+    let mut reader = Reader::new(&encoded);
+    if reader.u8()? != VERSION {
+        return Err(CoreError::Decode("unknown message format version"));
+    }
+    let accepted_time = Timestamp(reader.i64()?);
+    let flags = reader.u8()?;
+    if flags & !0b1111 != 0 {
+        return Err(CoreError::Decode("unknown message flags"));
+    }
+    let scheduled_enqueue_time = if flags & 1 != 0 {
+        Some(Timestamp(reader.i64()?))
+    } else {
+        None
+    };
+    let time_to_live = if flags & 2 != 0 {
+        Some(Duration::from_millis(reader.u64()?))
+    } else {
+        None
+    };
+    let message_id = if flags & 4 != 0 {
+        Some(reader.slice(&encoded)?)
+    } else {
+        None
+    };
+    let session_id = if flags & 8 != 0 {
+        Some(reader.string()?)
+    } else {
+        None
+    };
+    let payload = reader.slice(&encoded)?;
+    reader.finish()?;
+    Ok(MessageBody {
+        encoded,
+        payload,
+        message_id,
+        session_id,
+        accepted_time,
+        time_to_live,
+        scheduled_enqueue_time,
+    })
+}
+
+pub(crate) fn encode_state(state: &PersistedState) -> Bytes {
+    let mut buf = BytesMut::with_capacity(32);
+    buf.put_u8(VERSION);
+    buf.put_u8(match state.queue {
+        SubQueue::Main => 0,
+        SubQueue::DeadLetter => 1,
+    });
+    buf.put_u8(match state.state {
+        MessageState::Active => 0,
+        MessageState::Deferred => 1,
+        MessageState::Scheduled => 2,
+    });
+    buf.put_u32(state.delivery_count);
+    let info = state.dead_letter.as_ref();
+    let reason = info.and_then(|info| info.reason.as_deref());
+    let description = info.and_then(|info| info.description.as_deref());
+    buf.put_u8(
+        u8::from(info.is_some())
+            | u8::from(reason.is_some()) << 1
+            | u8::from(description.is_some()) << 2,
+    );
+    for text in [reason, description].into_iter().flatten() {
+        put_bytes(&mut buf, text.as_bytes());
+    }
+    let map = state.properties.as_map();
+    put_len(&mut buf, map.len());
+    for (key, value) in map {
+        put_bytes(&mut buf, key.as_bytes());
+        put_bytes(&mut buf, value);
+    }
+    buf.freeze()
+}
+
+pub(crate) fn decode_state(encoded: &Bytes) -> Result<PersistedState, CoreError> {
+    let mut reader = Reader::new(encoded);
+    if reader.u8()? != VERSION {
+        return Err(CoreError::Decode("unknown state format version"));
+    }
+    let queue = match reader.u8()? {
+        0 => SubQueue::Main,
+        1 => SubQueue::DeadLetter,
+        _ => return Err(CoreError::Decode("unknown sub-queue")),
+    };
+    let state = match reader.u8()? {
+        0 => MessageState::Active,
+        1 => MessageState::Deferred,
+        2 => MessageState::Scheduled,
+        _ => return Err(CoreError::Decode("unknown message state")),
+    };
+    let delivery_count = reader.u32()?;
+    let flags = reader.u8()?;
+    if flags & !0b111 != 0 || (flags & 1 == 0 && flags != 0) {
+        return Err(CoreError::Decode("bad dead-letter flags"));
+    }
+    let reason = if flags & 2 != 0 {
+        Some(reader.string()?)
+    } else {
+        None
+    };
+    let description = if flags & 4 != 0 {
+        Some(reader.string()?)
+    } else {
+        None
+    };
+    let dead_letter = (flags & 1 != 0).then_some(DeadLetterInfo {
+        reason,
+        description,
+    });
+    let count = reader.u32()?;
+    let mut map = BTreeMap::new();
+    for _ in 0..count {
+        let key = reader.string()?;
+        let value = reader.slice(encoded)?;
+        if map.insert(key, value).is_some() {
+            return Err(CoreError::Decode("duplicate property key"));
+        }
+    }
+    reader.finish()?;
+    if dead_letter.is_some() != (queue == SubQueue::DeadLetter) {
+        return Err(CoreError::Decode(
+            "dead-letter info must be present exactly on dead-lettered messages",
+        ));
+    }
+    if queue == SubQueue::DeadLetter && state == MessageState::Scheduled {
+        return Err(CoreError::Decode(
+            "a dead-lettered message cannot be scheduled",
+        ));
+    }
+    Ok(PersistedState {
+        queue,
+        state,
+        delivery_count,
+        dead_letter,
+        properties: Properties::from(map),
+    })
+}
+
+fn put_len(buf: &mut BytesMut, len: usize) {
+    // Lengths above u32::MAX cannot occur: AMQP frames and messages are far smaller.
+    buf.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
+}
+
+fn put_bytes(buf: &mut BytesMut, bytes: &[u8]) {
+    put_len(buf, bytes.len());
+    buf.put_slice(bytes);
+}
+
+/// A bounds-checked cursor: every read fails with `Decode` instead of panicking.
+struct Reader<'a> {
+    input: &'a [u8],
+    position: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(input: &'a [u8]) -> Reader<'a> {
+        Reader { input, position: 0 }
+    }
+
+    fn take(&mut self, len: usize) -> Result<&'a [u8], CoreError> {
+        let end = self
+            .position
+            .checked_add(len)
+            .filter(|end| *end <= self.input.len())
+            .ok_or(CoreError::Decode("truncated input"))?;
+        let bytes = self
+            .input
+            .get(self.position..end)
+            .ok_or(CoreError::Decode("truncated input"))?;
+        self.position = end;
+        Ok(bytes)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], CoreError> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+
+    fn u8(&mut self) -> Result<u8, CoreError> {
+        Ok(u8::from_be_bytes(self.array()?))
+    }
+
+    fn u32(&mut self) -> Result<u32, CoreError> {
+        Ok(u32::from_be_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, CoreError> {
+        Ok(u64::from_be_bytes(self.array()?))
+    }
+
+    fn i64(&mut self) -> Result<i64, CoreError> {
+        Ok(i64::from_be_bytes(self.array()?))
+    }
+
+    /// A length-prefixed field as a zero-copy slice of `source` (the bytes this reader reads).
+    fn slice(&mut self, source: &Bytes) -> Result<Bytes, CoreError> {
+        let len = self.u32()? as usize;
+        let start = self.position;
+        self.take(len)?;
+        Ok(source.slice(start..start + len))
+    }
+
+    fn string(&mut self) -> Result<String, CoreError> {
+        let len = self.u32()? as usize;
+        let bytes = self.take(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| CoreError::Decode("invalid utf-8"))
+    }
+
+    fn finish(&self) -> Result<(), CoreError> {
+        if self.position == self.input.len() {
+            Ok(())
+        } else {
+            Err(CoreError::Decode("trailing bytes"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_body() -> MessageBody {
+        encode_body(BodyFields {
+            payload: b"hello",
+            message_id: Some(Bytes::from_static(b"id-1")),
+            session_id: Some("s".to_owned()),
+            accepted_time: Timestamp(1_000),
+            time_to_live: Some(Duration::from_secs(30)),
+            scheduled_enqueue_time: Some(Timestamp(2_000)),
+        })
+    }
+
+    fn sample_state() -> PersistedState {
+        let mut map = BTreeMap::new();
+        map.insert("k".to_owned(), Bytes::from_static(b"\xa1\x01v"));
+        PersistedState {
+            queue: SubQueue::DeadLetter,
+            state: MessageState::Deferred,
+            delivery_count: 7,
+            dead_letter: Some(DeadLetterInfo {
+                reason: Some("r".to_owned()),
+                description: None,
+            }),
+            properties: Properties::from(map),
+        }
+    }
+
+    #[test]
+    fn body_round_trips_with_zero_copy_payload() {
+        let body = sample_body();
+        assert_eq!(&body.payload[..], b"hello");
+        let decoded = decode_body(body.encoded.clone()).unwrap();
+        assert_eq!(decoded, body);
+        assert_eq!(
+            decoded.payload.as_ptr(),
+            body.encoded[body.encoded.len() - 5..].as_ptr()
+        );
+    }
+
+    #[test]
+    fn minimal_body_round_trips() {
+        let body = encode_body(BodyFields {
+            payload: b"",
+            message_id: None,
+            session_id: None,
+            accepted_time: Timestamp(-5),
+            time_to_live: None,
+            scheduled_enqueue_time: None,
+        });
+        assert_eq!(decode_body(body.encoded.clone()).unwrap(), body);
+    }
+
+    #[test]
+    fn state_round_trips() {
+        let state = sample_state();
+        assert_eq!(decode_state(&encode_state(&state)).unwrap(), state);
+        let plain = PersistedState {
+            queue: SubQueue::Main,
+            state: MessageState::Scheduled,
+            delivery_count: 0,
+            dead_letter: None,
+            properties: Properties::new(),
+        };
+        assert_eq!(decode_state(&encode_state(&plain)).unwrap(), plain);
+    }
+
+    #[test]
+    fn every_truncation_and_extension_is_an_error_not_a_panic() {
+        let body = sample_body().encoded;
+        let state = encode_state(&sample_state());
+        for cut in 0..body.len() {
+            assert!(decode_body(body.slice(..cut)).is_err(), "body cut at {cut}");
+        }
+        for cut in 0..state.len() {
+            assert!(
+                decode_state(&state.slice(..cut)).is_err(),
+                "state cut at {cut}"
+            );
+        }
+        let mut longer = body.to_vec();
+        longer.push(0);
+        assert!(decode_body(Bytes::from(longer)).is_err());
+        let mut longer = state.to_vec();
+        longer.push(0);
+        assert!(decode_state(&Bytes::from(longer)).is_err());
+    }
+
+    #[test]
+    fn inconsistent_or_unknown_fields_are_refused() {
+        let mut bad_version = encode_state(&sample_state()).to_vec();
+        bad_version[0] = 9;
+        assert!(decode_state(&Bytes::from(bad_version)).is_err());
+        // A main-queue message claiming dead-letter info.
+        let mut state = sample_state();
+        state.queue = SubQueue::Main;
+        assert!(decode_state(&encode_state(&state)).is_err());
+        let mut huge_len = sample_body().encoded.to_vec();
+        let payload_len_at = huge_len.len() - 5 - 4;
+        huge_len[payload_len_at..payload_len_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(decode_body(Bytes::from(huge_len)).is_err());
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        let mut x: u64 = 0x1234_5678;
+        for len in 0..200usize {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 24) as u8
+                })
+                .collect();
+            let bytes = Bytes::from(bytes);
+            let _ = decode_body(bytes.clone());
+            let _ = decode_state(&bytes);
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! The entity: one queue or subscription with its dead-letter sub-queue — enqueue, receive, peek
+//! and scheduling; settlement, timers, replay and inspection live in the child modules.
+
+mod inspect;
+mod queue;
+mod restore;
+mod settle;
+mod timers;
+
+pub use inspect::EntitySnapshot;
+pub use settle::Outcome;
+
+use crate::codec::{BodyFields, PersistedState, Record, encode_body, encode_state};
+use crate::config::EntityConfig;
+use crate::dedup::DuplicateWindow;
+use crate::error::CoreError;
+use crate::lock::{LockHolder, LockSlab};
+use crate::message::{
+    Delivery, DeliveryLock, EnqueueOutcome, NewMessage, Properties, Stage, StoredMessage,
+};
+use crate::time::{SequenceNumber, Timestamp};
+use queue::Queue;
+use std::collections::{BTreeSet, HashSet};
+
+/// Which sub-queue of the entity an operation addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SubQueue {
+    /// The entity itself.
+    Main,
+    /// Its dead-letter sub-queue (`<entity>/$DeadLetterQueue`).
+    DeadLetter,
+}
+
+/// How a receive hands out messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiveMode {
+    /// Lock the message; it stays stored until settled.
+    PeekLock,
+    /// Remove the message as it is handed out.
+    ReceiveAndDelete,
+}
+
+/// The state machine of one Service Bus entity (sans-IO: every operation takes `now`).
+///
+/// Effects leave in three ways: results and [`Delivery`]s are returned; records to persist queue
+/// up for [`drain_records`](Entity::drain_records); the next deadline is
+/// [`poll_timeout`](Entity::poll_timeout), to be answered with
+/// [`handle_timeout`](Entity::handle_timeout). Every operation is O(log n) in queue length and
+/// held locks (plus the size of its own result). An operation that returns an error changes
+/// nothing.
+#[derive(Clone, Debug)]
+pub struct Entity {
+    config: EntityConfig,
+    next_sequence: i64,
+    main: Queue,
+    dead_letter: Queue,
+    locks: LockSlab,
+    /// `(locked_until, slot)` of every held lock, for expiry in deadline order.
+    lock_deadlines: BTreeSet<(Timestamp, u32)>,
+    duplicates: DuplicateWindow,
+    records: Vec<Record>,
+}
+
+impl Entity {
+    /// A new, empty entity. `seed` keys its lock tokens: pass fresh OS randomness in production so
+    /// tokens differ across restarts; tests pass fixed seeds.
+    pub fn new(config: EntityConfig, seed: u128) -> Result<Entity, CoreError> {
+        config.validate()?;
+        Ok(Entity::empty(config, seed))
+    }
+
+    fn empty(config: EntityConfig, seed: u128) -> Entity {
+        Entity {
+            duplicates: DuplicateWindow::new(config.duplicate_detection_window),
+            config,
+            next_sequence: SequenceNumber::FIRST.0,
+            main: Queue::new(true),
+            dead_letter: Queue::new(false),
+            locks: LockSlab::new(seed),
+            lock_deadlines: BTreeSet::new(),
+            records: Vec::new(),
+        }
+    }
+
+    /// The current configuration.
+    pub fn config(&self) -> &EntityConfig {
+        &self.config
+    }
+
+    /// Applies new entity properties. As in Service Bus, updating an entity loses every lock:
+    /// locked messages become available again (deferred ones deferred again) without counting a
+    /// delivery. New limits apply to later locks and enqueues.
+    pub fn update_config(&mut self, config: EntityConfig, now: Timestamp) -> Result<(), CoreError> {
+        config.validate()?;
+        self.duplicates
+            .set_window(config.duplicate_detection_window, now);
+        self.config = config;
+        for slot in self.locks.held_slots() {
+            self.end_lock(slot, settle::LockEnd::Invalidated, now);
+        }
+        Ok(())
+    }
+
+    /// Enqueues a batch, all or nothing; one outcome per message, in order. A message whose
+    /// message-id was seen within the duplicate-detection window (earlier in this batch
+    /// included) is acknowledged as [`EnqueueOutcome::Duplicate`] and not stored.
+    pub fn enqueue(
+        &mut self,
+        messages: Vec<NewMessage>,
+        now: Timestamp,
+    ) -> Result<Vec<EnqueueOutcome>, CoreError> {
+        let exhausted = CoreError::NotAllowed("the entity has used every sequence number");
+        let count = i64::try_from(messages.len()).map_err(|_| exhausted.clone())?;
+        if self.next_sequence.checked_add(count).is_none() {
+            return Err(exhausted);
+        }
+        self.duplicates.forget_expired(now);
+        let mut outcomes = Vec::with_capacity(messages.len());
+        for message in messages {
+            if let Some(id) = &message.message_id {
+                if self.duplicates.contains(id, now) {
+                    outcomes.push(EnqueueOutcome::Duplicate);
+                    continue;
+                }
+                self.duplicates.remember(id.clone(), now);
+            }
+            let sequence = SequenceNumber(self.next_sequence);
+            self.next_sequence += 1;
+            let body = encode_body(BodyFields {
+                payload: &message.payload,
+                message_id: message.message_id,
+                session_id: message.session_id,
+                accepted_time: now,
+                time_to_live: self.config.effective_ttl(message.time_to_live),
+                scheduled_enqueue_time: message.scheduled_enqueue_time,
+            });
+            let stage = if body.enqueued_time() > now {
+                Stage::Scheduled
+            } else {
+                Stage::Available
+            };
+            let stored = StoredMessage {
+                body,
+                delivery_count: 0,
+                dead_letter: None,
+                properties: Properties::new(),
+                stage,
+            };
+            self.records.push(Record::Insert {
+                sequence,
+                message: stored.body.encoded.clone(),
+                state: encode_state(&persisted_state(SubQueue::Main, &stored)),
+            });
+            self.main.insert(sequence, stored);
+            outcomes.push(EnqueueOutcome::Enqueued(sequence));
+        }
+        Ok(outcomes)
+    }
+
+    /// Hands out the available message with the lowest sequence number, if any: locked under a
+    /// new token (peek-lock) or removed (receive-and-delete). Runs due timers first, so expired
+    /// messages are never delivered and expired locks make their messages available again.
+    pub fn receive(
+        &mut self,
+        queue: SubQueue,
+        mode: ReceiveMode,
+        now: Timestamp,
+    ) -> Option<Delivery> {
+        self.handle_timeout(now);
+        let sequence = self.queue(queue).first_available()?;
+        self.deliver(queue, sequence, mode, now)
+    }
+
+    /// Receives deferred messages by sequence number (duplicates in the list count once), all or
+    /// nothing: a number that is unknown, not deferred, locked or expired fails the whole call
+    /// with [`CoreError::MessageNotFound`].
+    pub fn receive_deferred(
+        &mut self,
+        queue: SubQueue,
+        sequences: &[SequenceNumber],
+        mode: ReceiveMode,
+        now: Timestamp,
+    ) -> Result<Vec<Delivery>, CoreError> {
+        let mut wanted = Vec::with_capacity(sequences.len());
+        let mut seen = HashSet::with_capacity(sequences.len());
+        for &sequence in sequences {
+            let deferred = self.queue(queue).get(sequence).is_some_and(|message| {
+                message.stage == Stage::Deferred && !is_expired(queue, message, now)
+            });
+            if !deferred {
+                return Err(CoreError::MessageNotFound(sequence));
+            }
+            if seen.insert(sequence) {
+                wanted.push(sequence);
+            }
+        }
+        if mode == ReceiveMode::PeekLock && u32::try_from(self.locks.held() + wanted.len()).is_err()
+        {
+            return Err(CoreError::NotAllowed("too many locks held"));
+        }
+        Ok(wanted
+            .into_iter()
+            .filter_map(|sequence| self.deliver(queue, sequence, mode, now))
+            .collect())
+    }
+
+    /// Browses up to `max` messages from sequence number `from` on, in order, without locking
+    /// or counting: active, locked, deferred and scheduled alike (dead-lettered ones only on the
+    /// dead-letter sub-queue). Messages already expired are left out.
+    pub fn peek(
+        &self,
+        queue: SubQueue,
+        from: SequenceNumber,
+        max: usize,
+        now: Timestamp,
+    ) -> Vec<Delivery> {
+        self.queue(queue)
+            .range(from..)
+            .filter(|(_, message)| {
+                matches!(message.stage, Stage::Locked { .. }) || !is_expired(queue, message, now)
+            })
+            .take(max)
+            .map(|(sequence, message)| message.delivery(sequence, None))
+            .collect()
+    }
+
+    /// Cancels scheduled messages, all or nothing: a number that is not a scheduled message of
+    /// the main queue fails the call with [`CoreError::MessageNotFound`].
+    pub fn cancel_scheduled(&mut self, sequences: &[SequenceNumber]) -> Result<(), CoreError> {
+        for &sequence in sequences {
+            let scheduled = self
+                .main
+                .get(sequence)
+                .is_some_and(|message| message.stage == Stage::Scheduled);
+            if !scheduled {
+                return Err(CoreError::MessageNotFound(sequence));
+            }
+        }
+        for &sequence in sequences {
+            if self.main.remove(sequence).is_some() {
+                self.records.push(Record::Remove { sequence });
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes the records queued for the store, oldest first.
+    pub fn drain_records(&mut self) -> std::vec::Drain<'_, Record> {
+        self.records.drain(..)
+    }
+
+    /// Whether records are waiting to be drained.
+    pub fn has_records(&self) -> bool {
+        !self.records.is_empty()
+    }
+
+    /// The highest sequence number ever assigned (0 before the first enqueue).
+    pub fn high_water(&self) -> i64 {
+        self.next_sequence - 1
+    }
+
+    /// Messages stored in a sub-queue, in every state.
+    pub fn len(&self, queue: SubQueue) -> usize {
+        self.queue(queue).len()
+    }
+
+    /// Whether a sub-queue holds no message.
+    pub fn is_empty(&self, queue: SubQueue) -> bool {
+        self.len(queue) == 0
+    }
+
+    /// Messages of a sub-queue a receive could hand out now (before running due timers).
+    pub fn available_len(&self, queue: SubQueue) -> usize {
+        self.queue(queue).available_len()
+    }
+
+    /// Peek-locks held across both sub-queues.
+    pub fn locks_held(&self) -> usize {
+        self.locks.held()
+    }
+
+    fn queue(&self, queue: SubQueue) -> &Queue {
+        match queue {
+            SubQueue::Main => &self.main,
+            SubQueue::DeadLetter => &self.dead_letter,
+        }
+    }
+
+    fn queue_mut(&mut self, queue: SubQueue) -> &mut Queue {
+        match queue {
+            SubQueue::Main => &mut self.main,
+            SubQueue::DeadLetter => &mut self.dead_letter,
+        }
+    }
+
+    /// Hands out one available or deferred message; `None` only if it vanished or 2^32 locks
+    /// are held.
+    fn deliver(
+        &mut self,
+        queue: SubQueue,
+        sequence: SequenceNumber,
+        mode: ReceiveMode,
+        now: Timestamp,
+    ) -> Option<Delivery> {
+        match mode {
+            ReceiveMode::ReceiveAndDelete => {
+                let message = self.queue_mut(queue).remove(sequence)?;
+                self.records.push(Record::Remove { sequence });
+                Some(message.delivery(sequence, None))
+            }
+            ReceiveMode::PeekLock => {
+                let deferred = self.queue(queue).get(sequence)?.stage == Stage::Deferred;
+                let (slot, token) = self.locks.acquire(LockHolder { queue, sequence })?;
+                let locked_until = now.saturating_add(self.config.lock_duration);
+                self.lock_deadlines.insert((locked_until, slot));
+                let stage = Stage::Locked {
+                    slot,
+                    until: locked_until,
+                    deferred,
+                };
+                self.queue_mut(queue).set_stage(sequence, stage);
+                let message = self.queue(queue).get(sequence)?;
+                Some(message.delivery(
+                    sequence,
+                    Some(DeliveryLock {
+                        token,
+                        locked_until,
+                    }),
+                ))
+            }
+        }
+    }
+
+    /// Queues an update record with the message's current persisted state.
+    fn persist(&mut self, queue: SubQueue, sequence: SequenceNumber) {
+        if let Some(message) = self.queue(queue).get(sequence) {
+            let state = encode_state(&persisted_state(queue, message));
+            self.records.push(Record::Update { sequence, state });
+        }
+    }
+}
+
+/// The persisted view of a stored message (its lock, being volatile, is not part of it).
+fn persisted_state(queue: SubQueue, message: &StoredMessage) -> PersistedState {
+    PersistedState {
+        queue,
+        state: message.stage.message_state(),
+        delivery_count: message.delivery_count,
+        dead_letter: message.dead_letter.clone(),
+        properties: message.properties.clone(),
+    }
+}
+
+/// Whether a message's time to live has run out (dead-lettered messages never expire).
+fn is_expired(queue: SubQueue, message: &StoredMessage, now: Timestamp) -> bool {
+    queue == SubQueue::Main && message.body.expires_at().is_some_and(|at| at <= now)
+}

@@ -1,0 +1,186 @@
+//! One sub-queue's messages and the ordered indices that make every operation O(log n): available
+//! messages by sequence number, scheduled ones by activation time, expiring ones by expiry time.
+
+use crate::message::{Stage, StoredMessage};
+use crate::time::{SequenceNumber, Timestamp};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::RangeFrom;
+
+/// A sub-queue (the main queue or its dead-letter queue).
+///
+/// Each message sits in exactly the index its stage names; only `insert`, `remove` and
+/// `set_stage` change stages, and they keep the indices in step. Room for a later secondary
+/// index (e.g. available messages by session id) sits beside `available`.
+#[derive(Clone, Debug)]
+pub(crate) struct Queue {
+    messages: BTreeMap<SequenceNumber, StoredMessage>,
+    available: BTreeSet<SequenceNumber>,
+    scheduled: BTreeSet<(Timestamp, SequenceNumber)>,
+    expiry: BTreeSet<(Timestamp, SequenceNumber)>,
+    /// Whether messages here expire (the dead-letter queue's never do).
+    expiring: bool,
+}
+
+impl Queue {
+    pub(crate) fn new(expiring: bool) -> Queue {
+        Queue {
+            messages: BTreeMap::new(),
+            available: BTreeSet::new(),
+            scheduled: BTreeSet::new(),
+            expiry: BTreeSet::new(),
+            expiring,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub(crate) fn available_len(&self) -> usize {
+        self.available.len()
+    }
+
+    pub(crate) fn get(&self, sequence: SequenceNumber) -> Option<&StoredMessage> {
+        self.messages.get(&sequence)
+    }
+
+    /// Mutable access for counters and properties; the stage changes only through `set_stage`.
+    pub(crate) fn message_mut(&mut self, sequence: SequenceNumber) -> Option<&mut StoredMessage> {
+        self.messages.get_mut(&sequence)
+    }
+
+    pub(crate) fn messages(&self) -> impl Iterator<Item = (SequenceNumber, &StoredMessage)> {
+        self.messages
+            .iter()
+            .map(|(sequence, message)| (*sequence, message))
+    }
+
+    pub(crate) fn range(
+        &self,
+        from: RangeFrom<SequenceNumber>,
+    ) -> impl Iterator<Item = (SequenceNumber, &StoredMessage)> {
+        self.messages
+            .range(from)
+            .map(|(sequence, message)| (*sequence, message))
+    }
+
+    pub(crate) fn first_available(&self) -> Option<SequenceNumber> {
+        self.available.first().copied()
+    }
+
+    pub(crate) fn next_activation(&self) -> Option<(Timestamp, SequenceNumber)> {
+        self.scheduled.first().copied()
+    }
+
+    pub(crate) fn next_expiry(&self) -> Option<(Timestamp, SequenceNumber)> {
+        self.expiry.first().copied()
+    }
+
+    /// Takes the first schedule entry due at `now`; the caller then moves the message on.
+    pub(crate) fn pop_due_activation(&mut self, now: Timestamp) -> Option<SequenceNumber> {
+        pop_due(&mut self.scheduled, now)
+    }
+
+    /// Takes the first expiry entry due at `now`; the caller then expires the message.
+    pub(crate) fn pop_due_expiry(&mut self, now: Timestamp) -> Option<SequenceNumber> {
+        pop_due(&mut self.expiry, now)
+    }
+
+    pub(crate) fn insert(&mut self, sequence: SequenceNumber, message: StoredMessage) {
+        let keys = IndexKeys::of(self.expiring, sequence, &message);
+        if let Some(replaced) = self.messages.insert(sequence, message) {
+            // Sequence numbers are unique per entity; keep the indices right regardless.
+            self.apply(IndexKeys::of(self.expiring, sequence, &replaced), false);
+        }
+        self.apply(keys, true);
+    }
+
+    pub(crate) fn remove(&mut self, sequence: SequenceNumber) -> Option<StoredMessage> {
+        let message = self.messages.remove(&sequence)?;
+        self.apply(IndexKeys::of(self.expiring, sequence, &message), false);
+        Some(message)
+    }
+
+    /// Moves a message to `stage`, updating the indices; false if the message is not here.
+    pub(crate) fn set_stage(&mut self, sequence: SequenceNumber, stage: Stage) -> bool {
+        let expiring = self.expiring;
+        let Some(message) = self.messages.get_mut(&sequence) else {
+            return false;
+        };
+        let old = IndexKeys::of(expiring, sequence, message);
+        message.stage = stage;
+        let new = IndexKeys::of(expiring, sequence, message);
+        self.apply(old, false);
+        self.apply(new, true);
+        true
+    }
+
+    fn apply(&mut self, keys: IndexKeys, add: bool) {
+        fn edit<K: Ord>(set: &mut BTreeSet<K>, key: Option<K>, add: bool) {
+            if let Some(key) = key {
+                if add {
+                    set.insert(key);
+                } else {
+                    set.remove(&key);
+                }
+            }
+        }
+        edit(&mut self.available, keys.available, add);
+        edit(&mut self.scheduled, keys.scheduled, add);
+        edit(&mut self.expiry, keys.expiry, add);
+    }
+
+    /// Checks that each index holds exactly the messages whose stage puts them there.
+    pub(crate) fn check_indices(&self) -> Result<(), String> {
+        let mut expected = Queue::new(self.expiring);
+        for (sequence, message) in &self.messages {
+            expected.apply(IndexKeys::of(self.expiring, *sequence, message), true);
+        }
+        if expected.available != self.available {
+            return Err("available index out of step with message stages".to_owned());
+        }
+        if expected.scheduled != self.scheduled {
+            return Err("schedule index out of step with message stages".to_owned());
+        }
+        if expected.expiry != self.expiry {
+            return Err("expiry index out of step with message stages".to_owned());
+        }
+        Ok(())
+    }
+}
+
+fn pop_due(
+    index: &mut BTreeSet<(Timestamp, SequenceNumber)>,
+    now: Timestamp,
+) -> Option<SequenceNumber> {
+    let (at, sequence) = *index.first()?;
+    (at <= now).then(|| {
+        index.pop_first();
+        sequence
+    })
+}
+
+/// The index entries a message's stage calls for.
+struct IndexKeys {
+    available: Option<SequenceNumber>,
+    scheduled: Option<(Timestamp, SequenceNumber)>,
+    expiry: Option<(Timestamp, SequenceNumber)>,
+}
+
+impl IndexKeys {
+    fn of(expiring: bool, sequence: SequenceNumber, message: &StoredMessage) -> IndexKeys {
+        let expires_at = message.body.expires_at().filter(|_| expiring);
+        // Locked messages leave the expiry index: they stay settle-able until the lock ends.
+        let (available, scheduled, expiry) = match message.stage {
+            Stage::Available => (Some(sequence), None, expires_at),
+            Stage::Deferred => (None, None, expires_at),
+            Stage::Scheduled => (None, Some(message.body.enqueued_time()), None),
+            Stage::Locked { .. } => (None, None, None),
+        };
+        IndexKeys {
+            available,
+            scheduled: scheduled.map(|at| (at, sequence)),
+            expiry: expiry.map(|at| (at, sequence)),
+        }
+    }
+}
