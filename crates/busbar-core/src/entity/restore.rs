@@ -1,7 +1,7 @@
 //! Replay: rebuilding an entity from the messages the store kept (locks are volatile and start
 //! empty; duplicate detection is re-seeded from the message-ids of the surviving messages).
 
-use super::{Entity, SubQueue};
+use super::Entity;
 use crate::codec::{decode_body, decode_state};
 use crate::config::EntityConfig;
 use crate::error::CoreError;
