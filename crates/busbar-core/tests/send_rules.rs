@@ -1,0 +1,303 @@
+//! Rules of the sending side: sequence numbers, TTL, scheduling and cancelling, duplicate
+//! detection, receive-and-delete, peek.
+
+mod common;
+
+use busbar_core::{
+    CoreError, EnqueueOutcome, EntityConfig, MessageState, NewMessage, ReceiveMode, SequenceNumber,
+    SubQueue,
+};
+use common::*;
+
+#[test]
+fn sequence_numbers_start_at_one_and_strictly_increase() {
+    let mut queue = entity(EntityConfig::default());
+    let outcomes = queue
+        .enqueue(vec![message("a"), message("b"), message("c")], at(0))
+        .unwrap();
+    assert_eq!(
+        outcomes,
+        [1, 2, 3].map(|n| EnqueueOutcome::Enqueued(SequenceNumber(n)))
+    );
+    assert_eq!(send(&mut queue, message("d"), at(5)), SequenceNumber(4));
+    assert_eq!(queue.high_water(), 4);
+    let delivery = queue
+        .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(10))
+        .unwrap();
+    assert_eq!(delivery.sequence, SequenceNumber(1));
+    assert_eq!(delivery.enqueued_time, at(0));
+    assert_eq!(delivery.state, MessageState::Active);
+}
+
+#[test]
+fn effective_ttl_is_the_smaller_of_message_and_entity_default() {
+    let mut queue = entity(EntityConfig {
+        default_message_ttl: Some(secs(100)),
+        ..EntityConfig::default()
+    });
+    let short = NewMessage {
+        time_to_live: Some(secs(10)),
+        ..message("short")
+    };
+    let long = NewMessage {
+        time_to_live: Some(secs(1_000)),
+        ..message("long")
+    };
+    send(&mut queue, short, at(0));
+    send(&mut queue, long, at(0));
+    send(&mut queue, message("default"), at(0));
+    let peeked = queue.peek(SubQueue::Main, SequenceNumber(1), 10, at(0));
+    let ttls: Vec<_> = peeked.iter().map(|d| d.time_to_live).collect();
+    assert_eq!(ttls, [Some(secs(10)), Some(secs(100)), Some(secs(100))]);
+    assert_eq!(peeked[0].expires_at, Some(at(10_000)));
+    let unbounded = entity(EntityConfig::default());
+    assert_eq!(unbounded.poll_timeout(), None);
+}
+
+#[test]
+fn scheduled_messages_wait_until_their_time_and_take_it_as_enqueued_time() {
+    let mut queue = entity(EntityConfig::default());
+    let scheduled = NewMessage {
+        scheduled_enqueue_time: Some(at(60_000)),
+        ..message("later")
+    };
+    let sequence = send(&mut queue, scheduled, at(0));
+    send(&mut queue, message("now"), at(0));
+    assert_eq!(queue.poll_timeout(), Some(at(60_000)));
+    let peeked = queue.peek(SubQueue::Main, sequence, 1, at(0));
+    assert_eq!(peeked[0].state, MessageState::Scheduled);
+    assert_eq!(peeked[0].state.annotation_value(), 2);
+    let first = queue
+        .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(59_999))
+        .unwrap();
+    assert_eq!(payload(&first), b"now");
+    assert!(
+        queue
+            .receive(SubQueue::Main, ReceiveMode::PeekLock, at(59_999))
+            .is_none()
+    );
+    let due = queue
+        .receive(SubQueue::Main, ReceiveMode::PeekLock, at(60_000))
+        .unwrap();
+    assert_eq!(due.sequence, sequence);
+    assert_eq!(due.state, MessageState::Active);
+    assert_eq!(due.enqueued_time, at(60_000));
+    assert_eq!(due.scheduled_enqueue_time, Some(at(60_000)));
+}
+
+#[test]
+fn a_schedule_in_the_past_enqueues_at_once() {
+    let mut queue = entity(EntityConfig::default());
+    let past = NewMessage {
+        scheduled_enqueue_time: Some(at(-5_000)),
+        ..message("past")
+    };
+    send(&mut queue, past, at(0));
+    let delivery = queue
+        .receive(SubQueue::Main, ReceiveMode::PeekLock, at(0))
+        .unwrap();
+    assert_eq!(delivery.enqueued_time, at(0));
+}
+
+#[test]
+fn ttl_of_a_scheduled_message_counts_from_its_activation() {
+    let mut queue = entity(EntityConfig::default());
+    let scheduled = NewMessage {
+        scheduled_enqueue_time: Some(at(10_000)),
+        time_to_live: Some(secs(5)),
+        ..message("s")
+    };
+    send(&mut queue, scheduled, at(0));
+    let delivery = queue
+        .receive(SubQueue::Main, ReceiveMode::PeekLock, at(14_999))
+        .unwrap();
+    assert_eq!(delivery.expires_at, Some(at(15_000)));
+}
+
+#[test]
+fn cancelling_removes_only_scheduled_messages_all_or_nothing() {
+    let mut queue = entity(EntityConfig::default());
+    let later = |p| NewMessage {
+        scheduled_enqueue_time: Some(at(60_000)),
+        ..message(p)
+    };
+    let first = send(&mut queue, later("a"), at(0));
+    let second = send(&mut queue, later("b"), at(0));
+    let active = send(&mut queue, message("c"), at(0));
+    queue.drain_records().for_each(drop);
+    let before = queue.snapshot();
+    assert_eq!(
+        queue.cancel_scheduled(&[first, active]),
+        Err(CoreError::MessageNotFound(active))
+    );
+    assert_eq!(
+        queue.cancel_scheduled(&[SequenceNumber(99)]),
+        Err(CoreError::MessageNotFound(SequenceNumber(99)))
+    );
+    assert_eq!(queue.snapshot(), before);
+    assert!(!queue.has_records());
+    queue.cancel_scheduled(&[first, second]).unwrap();
+    assert_eq!(queue.len(SubQueue::Main), 1);
+    assert_eq!(queue.drain_records().count(), 2);
+    assert_eq!(queue.poll_timeout(), None);
+    assert_eq!(
+        queue.cancel_scheduled(&[first]),
+        Err(CoreError::MessageNotFound(first))
+    );
+}
+
+#[test]
+fn duplicates_within_the_window_are_acknowledged_but_not_stored() {
+    let mut queue = entity(EntityConfig {
+        duplicate_detection_window: Some(secs(60)),
+        ..EntityConfig::default()
+    });
+    let outcomes = queue
+        .enqueue(
+            vec![with_id("1", "a"), with_id("2", "a"), with_id("3", "b")],
+            at(0),
+        )
+        .unwrap();
+    assert_eq!(
+        outcomes,
+        [
+            EnqueueOutcome::Enqueued(SequenceNumber(1)),
+            EnqueueOutcome::Duplicate,
+            EnqueueOutcome::Enqueued(SequenceNumber(2)),
+        ]
+    );
+    let again = queue.enqueue(vec![with_id("4", "a")], at(59_999)).unwrap();
+    assert_eq!(again, [EnqueueOutcome::Duplicate]);
+    assert_eq!(queue.len(SubQueue::Main), 2);
+    // The window runs from the first enqueue, not from the duplicate.
+    assert_eq!(
+        send(&mut queue, with_id("5", "a"), at(60_000)),
+        SequenceNumber(3)
+    );
+}
+
+#[test]
+fn without_duplicate_detection_equal_ids_are_all_stored() {
+    let mut queue = entity(EntityConfig::default());
+    let outcomes = queue
+        .enqueue(vec![with_id("1", "a"), with_id("2", "a")], at(0))
+        .unwrap();
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, EnqueueOutcome::Enqueued(_)))
+    );
+}
+
+#[test]
+fn receive_and_delete_hands_out_in_order_and_removes() {
+    let mut queue = entity(EntityConfig::default());
+    queue
+        .enqueue(vec![message("a"), message("b")], at(0))
+        .unwrap();
+    let first = queue
+        .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(1))
+        .unwrap();
+    assert_eq!(payload(&first), b"a");
+    assert!(first.lock.is_none());
+    assert_eq!(first.delivery_count, 0);
+    assert_eq!(queue.len(SubQueue::Main), 1);
+    let second = queue
+        .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(1))
+        .unwrap();
+    assert_eq!(payload(&second), b"b");
+    assert!(
+        queue
+            .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(1))
+            .is_none()
+    );
+    assert!(queue.is_empty(SubQueue::Main));
+}
+
+#[test]
+fn peek_browses_every_state_in_order_without_locking_or_counting() {
+    let mut queue = entity(EntityConfig::default());
+    for p in ["1", "2", "3", "4", "5"] {
+        send(&mut queue, message(p), at(0));
+    }
+    let scheduled = NewMessage {
+        scheduled_enqueue_time: Some(at(99_000)),
+        ..message("6")
+    };
+    send(&mut queue, scheduled, at(0));
+    // 1 locked, 2 deferred, 3 dead-lettered, 4 and 5 active, 6 scheduled.
+    let lock = |q: &mut busbar_core::Entity| {
+        q.receive(SubQueue::Main, ReceiveMode::PeekLock, at(0))
+            .unwrap()
+            .lock
+            .unwrap()
+            .token
+    };
+    let locked = lock(&mut queue);
+    let deferred = lock(&mut queue);
+    let dead = lock(&mut queue);
+    queue
+        .settle(
+            deferred,
+            busbar_core::Outcome::Defer {
+                properties: Default::default(),
+            },
+            at(0),
+        )
+        .unwrap();
+    let info = busbar_core::DeadLetterInfo::default();
+    queue
+        .settle(
+            dead,
+            busbar_core::Outcome::DeadLetter {
+                info,
+                properties: Default::default(),
+            },
+            at(0),
+        )
+        .unwrap();
+    let peeked = queue.peek(SubQueue::Main, SequenceNumber(1), 10, at(1));
+    let seen: Vec<_> = peeked.iter().map(|d| (d.sequence.0, d.state)).collect();
+    assert_eq!(
+        seen,
+        [
+            (1, MessageState::Active),
+            (2, MessageState::Deferred),
+            (4, MessageState::Active),
+            (5, MessageState::Active),
+            (6, MessageState::Scheduled),
+        ]
+    );
+    assert!(
+        peeked
+            .iter()
+            .all(|d| d.lock.is_none() && d.delivery_count == 0)
+    );
+    let page = queue.peek(SubQueue::Main, SequenceNumber(2), 2, at(1));
+    assert_eq!(
+        page.iter().map(|d| d.sequence.0).collect::<Vec<_>>(),
+        [2, 4]
+    );
+    let dlq = queue.peek(SubQueue::DeadLetter, SequenceNumber(1), 10, at(1));
+    assert_eq!(dlq.len(), 1);
+    assert_eq!(dlq[0].sequence, SequenceNumber(3));
+    assert!(dlq[0].dead_letter.is_some());
+    // Peeking changed nothing: the lock still settles.
+    queue
+        .settle(locked, busbar_core::Outcome::Complete, at(1))
+        .unwrap();
+}
+
+#[test]
+fn peek_skips_messages_already_expired() {
+    let mut queue = entity(EntityConfig::default());
+    let short = NewMessage {
+        time_to_live: Some(secs(1)),
+        ..message("short")
+    };
+    send(&mut queue, short, at(0));
+    send(&mut queue, message("long"), at(0));
+    let peeked = queue.peek(SubQueue::Main, SequenceNumber(1), 10, at(1_000));
+    assert_eq!(peeked.len(), 1);
+    assert_eq!(payload(&peeked[0]), b"long");
+}
