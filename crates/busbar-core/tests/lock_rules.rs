@@ -1,5 +1,6 @@
 //! Rules of the peek-lock side: locks and competing receivers, settlement, renewal, lock expiry,
 //! TTL, deferral, the dead-letter sub-queue and entity updates.
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Rules of the sending side: sequence numbers, TTL, scheduling and cancelling, duplicate
 //! detection, receive-and-delete, peek.
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
 mod common;
 
