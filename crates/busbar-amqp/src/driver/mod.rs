@@ -1,0 +1,166 @@
+//! The tokio driver: one task per TCP connection runs the sans-IO [`Connection`] engine, selecting
+//! over the socket, the application's command channel and one idle timer.
+//!
+//! Bounded everywhere: the read buffer never holds more than one maximum-size frame plus one read
+//! chunk, the command channel has a fixed capacity, and outgoing bytes are written (and awaited)
+//! before more input is read, so a peer that does not read stops being read from.
+
+mod clock;
+mod serve;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+
+use crate::condition;
+use crate::engine::{Connection, ConnectionConfig, Event, Millis};
+
+pub use serve::serve;
+
+use clock::Clock;
+
+/// Bytes asked of the socket per read.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// The application side of a connection: told every engine event, and every command sent to the
+/// connection's channel, each with the engine to act on.
+pub trait ConnectionHandler: Send + 'static {
+    /// What other tasks send to this connection (completions, deliveries to make …).
+    type Command: Send + 'static;
+
+    /// Reacts to an engine event (answer SASL, accept attaches, store transfers …).
+    fn on_event(&mut self, event: Event, connection: &mut Connection, now: Millis);
+
+    /// Applies a command received on the connection's channel.
+    fn on_command(&mut self, command: Self::Command, connection: &mut Connection, now: Millis);
+}
+
+/// How the driver runs connections.
+#[derive(Clone, Debug)]
+pub struct DriverConfig {
+    /// The engine's limits and advertised values.
+    pub engine: ConnectionConfig,
+    /// Capacity of each connection's command channel.
+    pub command_capacity: usize,
+}
+
+impl Default for DriverConfig {
+    fn default() -> Self {
+        Self {
+            engine: ConnectionConfig::default(),
+            command_capacity: 256,
+        }
+    }
+}
+
+/// The socket failed under a connection.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// Reading or writing the socket failed.
+    #[error("socket error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Tells the server and all its connections to stop: no new connections are accepted, and open
+/// ones are closed with `amqp:connection:forced`.
+#[derive(Debug)]
+pub struct Shutdown {
+    sender: watch::Sender<bool>,
+}
+
+/// The receiving side of a [`Shutdown`], cloned into every task.
+#[derive(Clone, Debug)]
+pub struct ShutdownSignal {
+    receiver: watch::Receiver<bool>,
+}
+
+impl Shutdown {
+    /// A shutdown switch and the signal to hand to [`serve`] and [`run_connection`].
+    pub fn new() -> (Self, ShutdownSignal) {
+        let (sender, receiver) = watch::channel(false);
+        (Self { sender }, ShutdownSignal { receiver })
+    }
+
+    /// Starts the shutdown.
+    pub fn trigger(&self) {
+        self.sender.send_replace(true);
+    }
+}
+
+impl ShutdownSignal {
+    /// Resolves once shutdown has been triggered (or its switch dropped).
+    pub async fn triggered(&mut self) {
+        // An error means the switch is gone, which is a shutdown too.
+        let _ = self.receiver.wait_for(|stop| *stop).await;
+    }
+}
+
+/// Runs one connection to its end: feeds the socket's bytes to the engine, hands events and
+/// commands to `handler`, writes what the engine produced in one write, and fires idle time-outs.
+pub async fn run_connection<S, H>(
+    mut stream: S,
+    mut handler: H,
+    mut commands: mpsc::Receiver<H::Command>,
+    config: ConnectionConfig,
+    mut shutdown: ShutdownSignal,
+) -> Result<(), DriverError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    H: ConnectionHandler,
+{
+    let clock = Clock::new();
+    let mut connection = Connection::new(config, clock.now());
+    let input_limit = connection.input_limit();
+    let mut input = BytesMut::with_capacity(READ_CHUNK);
+    let mut output = BytesMut::with_capacity(READ_CHUNK);
+    let mut shutting_down = false;
+    loop {
+        while let Some(event) = connection.poll_event() {
+            handler.on_event(event, &mut connection, clock.now());
+        }
+        connection.poll_transmit(&mut output);
+        if !output.is_empty() {
+            stream.write_all(&output).await?;
+            output.clear();
+        }
+        if connection.is_finished() {
+            break;
+        }
+        let deadline = connection.poll_timeout().map(|at| clock.instant_at(at));
+        let can_read = input.len() < input_limit;
+        if can_read {
+            input.reserve(READ_CHUNK);
+        }
+        tokio::select! {
+            read = stream.read_buf(&mut input), if can_read => {
+                let now = clock.now();
+                if read? == 0 {
+                    connection.handle_eof(now);
+                } else {
+                    connection.handle_input(&mut input, now);
+                }
+            }
+            Some(command) = commands.recv() => {
+                handler.on_command(command, &mut connection, clock.now());
+            }
+            () = sleep_until(deadline) => connection.handle_timeout(clock.now()),
+            () = shutdown.triggered(), if !shutting_down => {
+                shutting_down = true;
+                connection.close(Some(crate::engine::ErrorCondition::new(
+                    condition::CONNECTION_FORCED,
+                    "the server is shutting down",
+                )));
+            }
+        }
+    }
+    // Flush and end the stream; a peer that already went away is not an error worth reporting.
+    let _ = stream.shutdown().await;
+    Ok(())
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

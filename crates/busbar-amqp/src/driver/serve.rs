@@ -1,0 +1,58 @@
+//! The accept loop: one task per accepted TCP connection, until shutdown.
+
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::{ConnectionHandler, DriverConfig, ShutdownSignal, run_connection};
+
+/// Accepts connections on `listener` and runs each in its own task with a handler from
+/// `make_handler(peer address, sender of the connection's command channel)`.
+///
+/// When `shutdown` fires, stops accepting, closes every connection with
+/// `amqp:connection:forced` and returns once all of them have ended.
+pub async fn serve<H, F>(
+    listener: TcpListener,
+    config: DriverConfig,
+    mut make_handler: F,
+    mut shutdown: ShutdownSignal,
+) -> std::io::Result<()>
+where
+    H: ConnectionHandler,
+    F: FnMut(SocketAddr, mpsc::Sender<H::Command>) -> H,
+{
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(accepted) => accepted,
+                    // Per-connection failures (reset before accept, fd exhaustion) must not end
+                    // the server; the next accept may succeed.
+                    Err(error) => {
+                        tracing::warn!(%error, "accept failed");
+                        continue;
+                    }
+                };
+                // Small frames go out at once rather than waiting for Nagle.
+                let _ = stream.set_nodelay(true);
+                let (sender, receiver) = mpsc::channel(config.command_capacity.max(1));
+                let handler = make_handler(peer, sender);
+                let engine = config.engine.clone();
+                let signal = shutdown.clone();
+                connections.spawn(async move {
+                    if let Err(error) = run_connection(stream, handler, receiver, engine, signal).await {
+                        tracing::debug!(%peer, %error, "connection ended with an error");
+                    }
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            () = shutdown.triggered() => break,
+        }
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+    Ok(())
+}
