@@ -1,0 +1,376 @@
+//! Property tests: random operation sequences with time jumps, checked after every step against
+//! the invariants, a model of accepted messages, and replay through a simulated store.
+#![allow(clippy::unwrap_used)] // model driver outside #[test] functions
+
+mod common;
+
+use busbar_core::{
+    CoreError, DeadLetterInfo, Delivery, EnqueueOutcome, Entity, EntityConfig, LockToken,
+    NewMessage, Outcome, Properties, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+};
+use bytes::Bytes;
+use common::*;
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Enqueue {
+        count: usize,
+        ttl_s: Option<u64>,
+        scheduled_in_s: Option<i64>,
+        id: Option<u8>,
+    },
+    Receive {
+        dead_letter: bool,
+        peek_lock: bool,
+    },
+    Settle {
+        pick: usize,
+        outcome: u8,
+    },
+    SettleForeignToken,
+    Renew {
+        pick: usize,
+    },
+    ReceiveDeferred {
+        dead_letter: bool,
+        pick: i64,
+        peek_lock: bool,
+    },
+    Cancel {
+        pick: i64,
+    },
+    Advance {
+        ms: i64,
+    },
+    HandleTimeout,
+    UpdateConfig {
+        max_delivery_count: u32,
+    },
+    Peek {
+        dead_letter: bool,
+        from: i64,
+        max: usize,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1..4usize, proptest::option::of(1..300u64), proptest::option::weighted(0.2, 0..120i64), proptest::option::of(0..6u8))
+            .prop_map(|(count, ttl_s, scheduled_in_s, id)| Op::Enqueue { count, ttl_s, scheduled_in_s, id }),
+        4 => (any::<bool>(), any::<bool>()).prop_map(|(d, p)| Op::Receive { dead_letter: d && p, peek_lock: p }),
+        5 => (any::<usize>(), 0..5u8).prop_map(|(pick, outcome)| Op::Settle { pick, outcome }),
+        1 => Just(Op::SettleForeignToken),
+        1 => any::<usize>().prop_map(|pick| Op::Renew { pick }),
+        2 => (any::<bool>(), 0..40i64, any::<bool>()).prop_map(|(dead_letter, pick, peek_lock)| Op::ReceiveDeferred { dead_letter, pick, peek_lock }),
+        1 => (0..40i64).prop_map(|pick| Op::Cancel { pick }),
+        3 => prop_oneof![0..2_000i64, 0..90_000i64, 0..400_000i64].prop_map(|ms| Op::Advance { ms }),
+        1 => Just(Op::HandleTimeout),
+        1 => (1..5u32).prop_map(|max_delivery_count| Op::UpdateConfig { max_delivery_count }),
+        1 => (any::<bool>(), 0..40i64, 0..10usize).prop_map(|(dead_letter, from, max)| Op::Peek { dead_letter, from, max }),
+    ]
+}
+
+fn sub_queue(dead_letter: bool) -> SubQueue {
+    if dead_letter {
+        SubQueue::DeadLetter
+    } else {
+        SubQueue::Main
+    }
+}
+
+/// What the test knows independently of the entity.
+struct Model {
+    /// Accepted and not legitimately gone, with each message's expiry.
+    live: BTreeMap<SequenceNumber, Option<Timestamp>>,
+    /// Gone for good: never to be seen again.
+    gone: BTreeSet<SequenceNumber>,
+    /// Highest delivery count seen per message.
+    counts: BTreeMap<SequenceNumber, u32>,
+    tokens: Vec<LockToken>,
+    dead_letter_on_expiry: bool,
+}
+
+impl Model {
+    fn forget(&mut self, sequence: SequenceNumber) {
+        assert!(
+            self.live.remove(&sequence).is_some(),
+            "{sequence} removed twice"
+        );
+        self.gone.insert(sequence);
+    }
+
+    fn delivered(&mut self, delivery: &Delivery, mode_deletes: bool, now: Timestamp) {
+        assert!(
+            delivery.expires_at.is_none_or(|at| at > now) || delivery.dead_letter.is_some(),
+            "expired message {} delivered",
+            delivery.sequence
+        );
+        if let Some(lock) = delivery.lock {
+            self.tokens.push(lock.token);
+        }
+        if mode_deletes {
+            self.forget(delivery.sequence);
+        }
+    }
+
+    /// Compares the entity's messages with the model after a step.
+    fn check(&mut self, entity: &Entity, now: Timestamp) {
+        entity.check_invariants().unwrap();
+        let snapshot = entity.snapshot();
+        let present: BTreeSet<_> = snapshot.messages.iter().map(|(_, d)| d.sequence).collect();
+        for sequence in &present {
+            assert!(
+                self.live.contains_key(sequence),
+                "{sequence} came back or was never accepted"
+            );
+        }
+        let vanished: Vec<_> = self
+            .live
+            .iter()
+            .filter(|(sequence, _)| !present.contains(sequence))
+            .map(|(sequence, expiry)| (*sequence, *expiry))
+            .collect();
+        for (sequence, expiry) in vanished {
+            // The only silent removal: expiry without dead-lettering on expiration.
+            assert!(!self.dead_letter_on_expiry, "{sequence} lost");
+            assert!(
+                expiry.is_some_and(|at| at <= now),
+                "{sequence} lost before expiring"
+            );
+            self.forget(sequence);
+        }
+        for (_, delivery) in &snapshot.messages {
+            let last = self.counts.entry(delivery.sequence).or_insert(0);
+            assert!(
+                delivery.delivery_count >= *last,
+                "delivery count of {} decreased",
+                delivery.sequence
+            );
+            *last = delivery.delivery_count;
+        }
+    }
+}
+
+fn outcome(code: u8, pick: usize) -> Outcome {
+    let properties = if pick.is_multiple_of(3) {
+        let mut map = BTreeMap::new();
+        map.insert(
+            format!("k{}", pick % 5),
+            Bytes::from(vec![(pick % 251) as u8]),
+        );
+        Properties::from(map)
+    } else {
+        Properties::new()
+    };
+    match code {
+        0 => Outcome::Complete,
+        1 => Outcome::Abandon { properties },
+        2 => Outcome::Defer { properties },
+        3 => Outcome::DeadLetter {
+            info: DeadLetterInfo {
+                reason: Some("test".to_owned()),
+                description: pick.is_multiple_of(2).then(|| "why".to_owned()),
+            },
+            properties,
+        },
+        _ => Outcome::Release,
+    }
+}
+
+/// Runs a fallible operation; on error the entity must be exactly as before.
+fn guarded<T>(
+    entity: &mut Entity,
+    operation: impl FnOnce(&mut Entity) -> Result<T, CoreError>,
+) -> Result<T, CoreError> {
+    let before = entity.snapshot();
+    let result = operation(entity);
+    if result.is_err() {
+        assert_eq!(
+            entity.snapshot(),
+            before,
+            "a failed operation changed state"
+        );
+        assert!(!entity.has_records(), "a failed operation emitted records");
+    }
+    result
+}
+
+fn run(config: EntityConfig, ops: Vec<Op>) {
+    let mut entity = Entity::new(config.clone(), SEED).unwrap();
+    let mut config = config;
+    let mut store = SimulatedStore::default();
+    let mut model = Model {
+        live: BTreeMap::new(),
+        gone: BTreeSet::new(),
+        counts: BTreeMap::new(),
+        tokens: Vec::new(),
+        dead_letter_on_expiry: config.dead_lettering_on_message_expiration,
+    };
+    let mut now = at(0);
+    for op in ops {
+        match op {
+            Op::Enqueue {
+                count,
+                ttl_s,
+                scheduled_in_s,
+                id,
+            } => {
+                let messages: Vec<_> = (0..count)
+                    .map(|i| NewMessage {
+                        payload: Bytes::from(format!("m{i}")),
+                        message_id: id.map(|id| Bytes::from(vec![id])),
+                        session_id: None,
+                        time_to_live: ttl_s.map(Duration::from_secs),
+                        scheduled_enqueue_time: scheduled_in_s
+                            .map(|s| Timestamp(now.0 + s * 1_000)),
+                    })
+                    .collect();
+                let outcomes = entity.enqueue(messages, now).unwrap();
+                for outcome in outcomes {
+                    if let EnqueueOutcome::Enqueued(sequence) = outcome {
+                        let peeked = entity.peek(SubQueue::Main, sequence, 1, now);
+                        let expiry = peeked.first().and_then(|d| d.expires_at);
+                        assert!(model.live.insert(sequence, expiry).is_none());
+                    }
+                }
+            }
+            Op::Receive {
+                dead_letter,
+                peek_lock,
+            } => {
+                let mode = if peek_lock {
+                    ReceiveMode::PeekLock
+                } else {
+                    ReceiveMode::ReceiveAndDelete
+                };
+                if let Some(delivery) = entity.receive(sub_queue(dead_letter), mode, now) {
+                    if let Some(lock) = delivery.lock {
+                        assert_eq!(lock.locked_until, now.saturating_add(config.lock_duration));
+                    }
+                    model.delivered(&delivery, !peek_lock, now);
+                }
+            }
+            Op::Settle {
+                pick,
+                outcome: code,
+            } => {
+                if model.tokens.is_empty() {
+                    continue;
+                }
+                let token = model.tokens[pick % model.tokens.len()];
+                let sequence = entity
+                    .snapshot()
+                    .messages
+                    .iter()
+                    .find(|(_, d)| d.lock.is_some_and(|l| l.token == token))
+                    .map(|(_, d)| d.sequence);
+                let result = guarded(&mut entity, |e| e.settle(token, outcome(code, pick), now));
+                if result.is_ok() && code == 0 {
+                    model.forget(sequence.unwrap());
+                }
+            }
+            Op::SettleForeignToken => {
+                let result = guarded(&mut entity, |e| {
+                    e.settle(LockToken::from_bytes([0x42; 16]), Outcome::Complete, now)
+                });
+                assert_eq!(result, Err(CoreError::LockLost));
+            }
+            Op::Renew { pick } => {
+                if model.tokens.is_empty() {
+                    continue;
+                }
+                let token = model.tokens[pick % model.tokens.len()];
+                if let Ok(until) = guarded(&mut entity, |e| e.renew_lock(token, now)) {
+                    assert_eq!(until, now.saturating_add(config.lock_duration));
+                }
+            }
+            Op::ReceiveDeferred {
+                dead_letter,
+                pick,
+                peek_lock,
+            } => {
+                let mode = if peek_lock {
+                    ReceiveMode::PeekLock
+                } else {
+                    ReceiveMode::ReceiveAndDelete
+                };
+                let wanted = [SequenceNumber(pick)];
+                if let Ok(deliveries) = guarded(&mut entity, |e| {
+                    e.receive_deferred(sub_queue(dead_letter), &wanted, mode, now)
+                }) {
+                    for delivery in &deliveries {
+                        model.delivered(delivery, !peek_lock, now);
+                    }
+                }
+            }
+            Op::Cancel { pick } => {
+                if guarded(&mut entity, |e| e.cancel_scheduled(&[SequenceNumber(pick)])).is_ok() {
+                    model.forget(SequenceNumber(pick));
+                }
+            }
+            Op::Advance { ms } => now = Timestamp(now.0 + ms),
+            Op::HandleTimeout => entity.handle_timeout(now),
+            Op::UpdateConfig { max_delivery_count } => {
+                config = EntityConfig {
+                    max_delivery_count,
+                    ..config.clone()
+                };
+                guarded(&mut entity, |e| e.update_config(config.clone(), now)).unwrap();
+            }
+            Op::Peek {
+                dead_letter,
+                from,
+                max,
+            } => {
+                let peeked = entity.peek(sub_queue(dead_letter), SequenceNumber(from), max, now);
+                assert!(peeked.len() <= max);
+                assert!(peeked.windows(2).all(|w| w[0].sequence < w[1].sequence));
+                assert!(
+                    peeked
+                        .iter()
+                        .all(|d| d.lock.is_none() && d.sequence.0 >= from)
+                );
+            }
+        }
+        model.check(&entity, now);
+        store.apply(entity.drain_records());
+        let restored = store.restore(config.clone(), now);
+        restored.check_invariants().unwrap();
+        assert_eq!(
+            restored.snapshot(),
+            entity.snapshot().without_locks(),
+            "replay differs"
+        );
+    }
+}
+
+fn config() -> impl Strategy<Value = EntityConfig> {
+    (
+        5..40u64,
+        1..5u32,
+        proptest::option::of(20..400u64),
+        any::<bool>(),
+        proptest::option::of(1..60u64),
+    )
+        .prop_map(
+            |(lock_s, max_delivery_count, ttl_s, dead_letter_on_expiry, window_s)| EntityConfig {
+                lock_duration: Duration::from_secs(lock_s),
+                max_delivery_count,
+                default_message_ttl: ttl_s.map(Duration::from_secs),
+                dead_lettering_on_message_expiration: dead_letter_on_expiry,
+                duplicate_detection_window: window_s.map(Duration::from_secs),
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_operations_keep_every_invariant(config in config(), ops in proptest::collection::vec(op(), 1..80)) {
+        run(config, ops);
+    }
+}
