@@ -1,0 +1,119 @@
+//! Criterion benches of the entity's hot paths: enqueue, lock + complete with 1 / 1k / 100k locks
+//! outstanding, and the TTL expiry sweep. In debug builds (`cargo test --all-targets`) the sizes
+//! shrink so each bench runs once quickly.
+#![allow(clippy::unwrap_used)]
+
+use busbar_core::{Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SubQueue, Timestamp};
+use bytes::Bytes;
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+const NOW: Timestamp = Timestamp(1_700_000_000_000);
+const PAYLOAD: &[u8] = &[0x5a; 256];
+
+fn message() -> NewMessage {
+    NewMessage {
+        payload: Bytes::from_static(PAYLOAD),
+        ..NewMessage::default()
+    }
+}
+
+fn empty_entity() -> Entity {
+    Entity::new(EntityConfig::default(), 7).unwrap()
+}
+
+/// Sizes, shrunk a hundredfold in debug builds where only a smoke run is wanted.
+fn size(full: usize) -> usize {
+    if cfg!(debug_assertions) {
+        (full / 100).max(1)
+    } else {
+        full
+    }
+}
+
+fn enqueue(c: &mut Criterion) {
+    let mut group = c.benchmark_group("enqueue");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("one message, 256 B", |b| {
+        b.iter_custom(|iters| {
+            let mut entity = empty_entity();
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(entity.enqueue(vec![message()], NOW).unwrap());
+                entity.drain_records().for_each(drop);
+            }
+            start.elapsed()
+        });
+    });
+    group.finish();
+}
+
+/// An entity with `held` messages locked and nothing available.
+fn entity_with_locks(held: usize) -> Entity {
+    let mut entity = empty_entity();
+    entity.enqueue(vec![message(); held], NOW).unwrap();
+    for _ in 0..held {
+        entity
+            .receive(SubQueue::Main, ReceiveMode::PeekLock, NOW)
+            .unwrap();
+    }
+    entity.drain_records().for_each(drop);
+    entity
+}
+
+fn lock_complete(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lock+complete");
+    group.throughput(Throughput::Elements(1));
+    for held in [1, 1_000, 100_000].map(size) {
+        let base = entity_with_locks(held);
+        group.bench_with_input(BenchmarkId::new("locks held", held), &base, |b, base| {
+            b.iter_custom(|iters| {
+                let mut entity = base.clone();
+                let batch = usize::try_from(iters).unwrap();
+                entity.enqueue(vec![message(); batch], NOW).unwrap();
+                entity.drain_records().for_each(drop);
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let delivery = entity
+                        .receive(SubQueue::Main, ReceiveMode::PeekLock, NOW)
+                        .unwrap();
+                    let token = delivery.lock.unwrap().token;
+                    entity.settle(token, Outcome::Complete, NOW).unwrap();
+                    entity.drain_records().for_each(drop);
+                }
+                start.elapsed()
+            });
+        });
+    }
+    group.finish();
+}
+
+fn expiry_sweep(c: &mut Criterion) {
+    let mut group = c.benchmark_group("expiry sweep");
+    let expiring = size(10_000);
+    let config = EntityConfig {
+        default_message_ttl: Some(Duration::from_secs(60)),
+        ..EntityConfig::default()
+    };
+    let mut base = Entity::new(config, 7).unwrap();
+    base.enqueue(vec![message(); expiring], NOW).unwrap();
+    base.drain_records().for_each(drop);
+    let later = Timestamp(NOW.0 + 60_000);
+    group.throughput(Throughput::Elements(expiring as u64));
+    group.bench_function(BenchmarkId::new("messages expiring", expiring), |b| {
+        b.iter_batched(
+            || base.clone(),
+            |mut entity| {
+                entity.handle_timeout(later);
+                assert!(entity.is_empty(SubQueue::Main));
+                entity.drain_records().count()
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, enqueue, lock_complete, expiry_sweep);
+criterion_main!(benches);
