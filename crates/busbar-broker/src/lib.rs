@@ -7,7 +7,7 @@
 //! - [`errors`]: the Service Bus error conditions and the one mapping from [`BrokerError`] to the
 //!   wire.
 //!
-//! Nothing here does IO except loading the configuration file; time is always an argument
+//! Nothing here does IO except [`config::load_file`]; time is always an argument
 //! (milliseconds since the Unix epoch).
 
 pub mod address;

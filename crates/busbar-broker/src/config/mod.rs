@@ -1,1 +1,104 @@
 //! Configuration: the Service Bus emulator's `Config.json`, read as-is and validated.
+//!
+//! The file is read exactly as the emulator ships it, `//` comments included. Every property
+//! the emulator's schema lists is understood; any other is refused, so a typo cannot be
+//! silently ignored. Service Bus's own limits are enforced (lock duration 5 s to 5 min,
+//! MaxDeliveryCount ≥ 1, message TTL ≥ 1 s, duplicate-detection window 5 s to 7 days,
+//! forwarding at most 4 hops and never in a loop); the emulator's quotas (50 entities, 1-hour
+//! TTL, MaxDeliveryCount ≤ 10, 50 subscriptions) are not. Every error names the file, the
+//! entity and the property.
+
+mod checks;
+mod duration;
+mod jsonc;
+mod model;
+mod reader;
+mod resolve;
+
+use std::path::Path;
+
+pub use duration::{DurationError, parse_duration};
+pub use model::{
+    Config, CorrelationFilter, DEFAULT_RULE_NAME, DeliverySettings, DuplicateDetection,
+    LoggingTargets, MATCH_ALL_SQL, NamespaceConfig, PropertyValue, QueueConfig, RuleConfig,
+    RuleFilter, SqlExpression, SubscriptionConfig, TopicConfig,
+};
+
+/// Why a configuration was refused. The message always starts with the file name.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{file}: cannot read the file: {source}")]
+    Read {
+        /// The file as named by the user.
+        file: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The text is not JSON (after comments are removed).
+    #[error("{file}: line {line}, column {column}: {message}")]
+    Syntax {
+        /// The file as named by the user.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser expected.
+        message: String,
+    },
+    /// The JSON is well formed but describes an invalid configuration.
+    #[error("{file}: {scope}: {message}")]
+    Invalid {
+        /// The file as named by the user.
+        file: String,
+        /// The entity, e.g. `queue "orders"`, or a JSON path when the entity has no valid name.
+        scope: String,
+        /// What is wrong, naming the property and the limit.
+        message: String,
+    },
+}
+
+/// Reads and validates a configuration file; errors name the file as `path` is written.
+pub fn load_file(path: &Path) -> Result<Config, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse(&text, &file)
+}
+
+/// Validates configuration text (JSON with comments); `file` names it in error messages.
+pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+    let json = jsonc::strip_comments(text).map_err(|at| ConfigError::Syntax {
+        file: file.to_owned(),
+        line: at.line,
+        column: at.column,
+        message: "unterminated /* comment".to_owned(),
+    })?;
+    let document: serde_json::Value =
+        serde_json::from_str(&json).map_err(|error| ConfigError::Syntax {
+            file: file.to_owned(),
+            line: error.line(),
+            column: error.column(),
+            message: syntax_message(&error),
+        })?;
+    let invalid = |invalid: reader::Invalid| ConfigError::Invalid {
+        file: file.to_owned(),
+        scope: invalid.scope,
+        message: invalid.message,
+    };
+    let config = resolve::resolve(&document).map_err(invalid)?;
+    checks::check(&config.namespace).map_err(invalid)?;
+    Ok(config)
+}
+
+/// serde_json's message without its own " at line L column C" tail (the error shows both already).
+fn syntax_message(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rsplit_once(" at line ") {
+        Some((message, _position)) => message.to_owned(),
+        None => text,
+    }
+}

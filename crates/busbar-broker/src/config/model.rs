@@ -1,0 +1,240 @@
+//! The resolved configuration: every entity with every default filled in, ready for the registry.
+
+use std::time::Duration;
+
+use crate::names::EntityName;
+
+/// The name Service Bus gives the rule of a subscription created without rules.
+pub const DEFAULT_RULE_NAME: &str = "$Default";
+/// The filter of [`DEFAULT_RULE_NAME`]: every message matches.
+pub const MATCH_ALL_SQL: &str = "1=1";
+
+/// A validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The single namespace.
+    pub namespace: NamespaceConfig,
+    /// Where the emulator would write its logs.
+    pub logging: LoggingTargets,
+}
+
+/// The namespace and its entities, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamespaceConfig {
+    /// The namespace name (`sbemulatorns` for the emulator).
+    pub name: String,
+    /// The queues.
+    pub queues: Vec<QueueConfig>,
+    /// The topics with their subscriptions.
+    pub topics: Vec<TopicConfig>,
+}
+
+/// A queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueConfig {
+    /// The queue's name.
+    pub name: EntityName,
+    /// Lock, delivery, expiry and forwarding settings.
+    pub delivery: DeliverySettings,
+    /// Duplicate detection on send.
+    pub duplicate_detection: DuplicateDetection,
+}
+
+/// A topic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopicConfig {
+    /// The topic's name.
+    pub name: EntityName,
+    /// Time-to-live of messages sent without one.
+    pub default_message_time_to_live: Duration,
+    /// Duplicate detection on send.
+    pub duplicate_detection: DuplicateDetection,
+    /// The subscriptions, in file order.
+    pub subscriptions: Vec<SubscriptionConfig>,
+}
+
+/// A subscription of a topic.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubscriptionConfig {
+    /// The subscription's name.
+    pub name: EntityName,
+    /// Lock, delivery, expiry and forwarding settings.
+    pub delivery: DeliverySettings,
+    /// The rules; never empty (a subscription without rules gets `$Default`, matching all).
+    pub rules: Vec<RuleConfig>,
+}
+
+/// The settings queues and subscriptions share: everything about receiving.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliverySettings {
+    /// How long a peek-lock holds a message (`LockDuration`).
+    pub lock_duration: Duration,
+    /// Deliveries before the broker dead-letters a message (`MaxDeliveryCount`).
+    pub max_delivery_count: u32,
+    /// Whether receivers must use sessions (`RequiresSession`).
+    pub requires_session: bool,
+    /// Time-to-live of messages sent without one (`DefaultMessageTimeToLive`).
+    pub default_message_time_to_live: Duration,
+    /// Whether expired messages go to the dead-letter queue (`DeadLetteringOnMessageExpiration`).
+    pub dead_lettering_on_message_expiration: bool,
+    /// Queue or topic every message is forwarded to (`ForwardTo`).
+    pub forward_to: Option<EntityName>,
+    /// Queue or topic dead-lettered messages are forwarded to (`ForwardDeadLetteredMessagesTo`).
+    pub forward_dead_lettered_messages_to: Option<EntityName>,
+}
+
+/// Duplicate detection of queues and topics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DuplicateDetection {
+    /// `RequiresDuplicateDetection`.
+    pub enabled: bool,
+    /// How long message ids are remembered (`DuplicateDetectionHistoryTimeWindow`).
+    pub history_time_window: Duration,
+}
+
+/// A subscription rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleConfig {
+    /// The rule's name.
+    pub name: EntityName,
+    /// Which messages the rule selects.
+    pub filter: RuleFilter,
+    /// A SQL action applied to selected messages (`SET sys.To = 'x'`), if any.
+    pub action: Option<SqlExpression>,
+}
+
+/// A rule's filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RuleFilter {
+    /// Matches on system and user properties by equality.
+    Correlation(CorrelationFilter),
+    /// A SQL-92 subset expression, parsed later by the rules engine.
+    Sql(SqlExpression),
+}
+
+/// The text of a SQL filter or action, kept as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlExpression(pub String);
+
+/// A correlation filter: all given fields must equal the message's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CorrelationFilter {
+    /// `ContentType`.
+    pub content_type: Option<String>,
+    /// `CorrelationId`.
+    pub correlation_id: Option<String>,
+    /// `Label` (the message's subject).
+    pub label: Option<String>,
+    /// `MessageId`.
+    pub message_id: Option<String>,
+    /// `ReplyTo`.
+    pub reply_to: Option<String>,
+    /// `ReplyToSessionId`.
+    pub reply_to_session_id: Option<String>,
+    /// `SessionId`.
+    pub session_id: Option<String>,
+    /// `To`.
+    pub to: Option<String>,
+    /// User (application) properties, sorted by name.
+    pub properties: Vec<(String, PropertyValue)>,
+}
+
+/// The value of a user property in a correlation filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PropertyValue {
+    /// A string.
+    String(String),
+    /// A whole number.
+    Integer(i64),
+    /// A number with a fraction (or too large for an integer).
+    Float(f64),
+    /// `true` or `false`.
+    Bool(bool),
+}
+
+/// `Logging.Type`: `File`, `Console`, `File,Console` or `Console,File`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggingTargets {
+    /// Log to a file.
+    pub file: bool,
+    /// Log to the console.
+    pub console: bool,
+}
+
+impl Config {
+    /// The configuration the emulator ships (`Config.json`): namespace `sbemulatorns`, queue
+    /// `queue.1`, topic `topic.1` with `subscription.1` and its correlation rule
+    /// `app-prop-filter-1` on content type `application/json`, logging to a file.
+    pub fn emulator_default() -> Self {
+        let delivery = DeliverySettings::default();
+        let duplicate_detection = DuplicateDetection::default();
+        let rule = RuleConfig {
+            name: EntityName::from("app-prop-filter-1"),
+            filter: RuleFilter::Correlation(CorrelationFilter {
+                content_type: Some("application/json".to_owned()),
+                ..CorrelationFilter::default()
+            }),
+            action: None,
+        };
+        Self {
+            namespace: NamespaceConfig {
+                name: "sbemulatorns".to_owned(),
+                queues: vec![QueueConfig {
+                    name: EntityName::from("queue.1"),
+                    delivery: delivery.clone(),
+                    duplicate_detection,
+                }],
+                topics: vec![TopicConfig {
+                    name: EntityName::from("topic.1"),
+                    default_message_time_to_live: delivery.default_message_time_to_live,
+                    duplicate_detection,
+                    subscriptions: vec![SubscriptionConfig {
+                        name: EntityName::from("subscription.1"),
+                        delivery,
+                        rules: vec![rule],
+                    }],
+                }],
+            },
+            logging: LoggingTargets {
+                file: true,
+                console: false,
+            },
+        }
+    }
+}
+
+/// The emulator's defaults (servicebus-amqp.md §9.4).
+impl Default for DeliverySettings {
+    fn default() -> Self {
+        Self {
+            lock_duration: Duration::from_secs(60),
+            max_delivery_count: 3,
+            requires_session: false,
+            default_message_time_to_live: Duration::from_secs(3_600),
+            dead_lettering_on_message_expiration: false,
+            forward_to: None,
+            forward_dead_lettered_messages_to: None,
+        }
+    }
+}
+
+/// Off, with the Service Bus default window of 20 seconds.
+impl Default for DuplicateDetection {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            history_time_window: Duration::from_secs(20),
+        }
+    }
+}
+
+impl RuleConfig {
+    /// The rule Service Bus creates for a subscription configured without rules.
+    pub fn match_all() -> Self {
+        Self {
+            name: EntityName::from(DEFAULT_RULE_NAME),
+            filter: RuleFilter::Sql(SqlExpression(MATCH_ALL_SQL.to_owned())),
+            action: None,
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Valid configurations: the emulator's shipped `Config.json` read verbatim, and one using every property.
+
+use std::path::Path;
+use std::time::Duration;
+
+use busbar_broker::EntityName;
+use busbar_broker::config::{
+    self, Config, CorrelationFilter, DEFAULT_RULE_NAME, LoggingTargets, PropertyValue, RuleConfig,
+    RuleFilter, SqlExpression,
+};
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn the_shipped_emulator_file_with_comments_equals_the_built_in_default() {
+    let config = config::load_file(&fixture("emulator-config.json")).unwrap();
+    assert_eq!(config, Config::emulator_default());
+}
+
+#[test]
+fn the_built_in_default_has_the_emulator_values() {
+    let config = Config::emulator_default();
+    assert_eq!(config.namespace.name, "sbemulatorns");
+    let [queue] = config.namespace.queues.as_slice() else {
+        panic!("one queue")
+    };
+    assert_eq!(queue.name.as_str(), "queue.1");
+    assert_eq!(queue.delivery.lock_duration, Duration::from_secs(60));
+    assert_eq!(queue.delivery.max_delivery_count, 3);
+    assert_eq!(
+        queue.delivery.default_message_time_to_live,
+        Duration::from_secs(3_600)
+    );
+    assert!(!queue.delivery.requires_session);
+    assert!(!queue.delivery.dead_lettering_on_message_expiration);
+    assert_eq!(queue.delivery.forward_to, None);
+    assert!(!queue.duplicate_detection.enabled);
+    assert_eq!(
+        queue.duplicate_detection.history_time_window,
+        Duration::from_secs(20)
+    );
+    let [topic] = config.namespace.topics.as_slice() else {
+        panic!("one topic")
+    };
+    assert_eq!(topic.name.as_str(), "topic.1");
+    let [subscription] = topic.subscriptions.as_slice() else {
+        panic!("one subscription")
+    };
+    assert_eq!(subscription.name.as_str(), "subscription.1");
+    let [rule] = subscription.rules.as_slice() else {
+        panic!("one rule")
+    };
+    assert_eq!(rule.name.as_str(), "app-prop-filter-1");
+    let RuleFilter::Correlation(filter) = &rule.filter else {
+        panic!("correlation filter")
+    };
+    assert_eq!(filter.content_type.as_deref(), Some("application/json"));
+    assert_eq!(
+        config.logging,
+        LoggingTargets {
+            file: true,
+            console: false
+        }
+    );
+}
+
+#[test]
+fn every_property_is_read_and_emulator_quotas_are_not_imposed() {
+    let config = config::load_file(&fixture("full-config.json")).unwrap();
+    let namespace = &config.namespace;
+    let orders = &namespace.queues[0];
+    assert_eq!(orders.delivery.lock_duration, Duration::from_secs(300));
+    assert_eq!(orders.delivery.max_delivery_count, 100);
+    assert!(orders.delivery.requires_session);
+    assert_eq!(
+        orders.delivery.default_message_time_to_live,
+        Duration::from_secs(14 * 86_400)
+    );
+    assert!(orders.delivery.dead_lettering_on_message_expiration);
+    assert_eq!(orders.delivery.forward_to, None);
+    assert_eq!(
+        orders.delivery.forward_dead_lettered_messages_to,
+        Some(EntityName::from("orders-dlq"))
+    );
+    assert!(orders.duplicate_detection.enabled);
+    assert_eq!(
+        orders.duplicate_detection.history_time_window,
+        Duration::from_secs(7 * 86_400)
+    );
+    // Defaults fill in what a queue leaves out.
+    assert_eq!(namespace.queues[1].delivery, Default::default());
+    assert_eq!(
+        namespace.queues[2].delivery.lock_duration,
+        Duration::from_secs(5)
+    );
+    assert_eq!(
+        namespace.queues[4].delivery.default_message_time_to_live,
+        Duration::from_millis(1_500)
+    );
+
+    let events = &namespace.topics[0];
+    assert_eq!(
+        events.default_message_time_to_live,
+        Duration::from_secs(3_600)
+    );
+    let all = &events.subscriptions[0];
+    assert_eq!(all.rules, vec![RuleConfig::match_all()]);
+    assert_eq!(all.rules[0].name.as_str(), DEFAULT_RULE_NAME);
+    let audit = &events.subscriptions[1];
+    assert_eq!(audit.delivery.lock_duration, Duration::from_secs(30));
+    assert_eq!(audit.delivery.max_delivery_count, 1);
+    assert_eq!(
+        audit.rules[0].filter,
+        RuleFilter::Sql(SqlExpression(
+            "sys.MessageId = '123456' AND userProp1 = 'value1'".into()
+        ))
+    );
+    assert_eq!(
+        audit.rules[0].action,
+        Some(SqlExpression("SET sys.To = 'Entity'".into()))
+    );
+    let expected = CorrelationFilter {
+        content_type: Some("application/json".into()),
+        correlation_id: Some("id1".into()),
+        label: Some("subject1".into()),
+        message_id: Some("msgid1".into()),
+        reply_to: Some("someQueue".into()),
+        reply_to_session_id: Some("sessionId".into()),
+        session_id: Some("session1".into()),
+        to: Some("xyz".into()),
+        properties: vec![
+            ("priority".into(), PropertyValue::Integer(2)),
+            ("region".into(), PropertyValue::String("eu".into())),
+            ("urgent".into(), PropertyValue::Bool(true)),
+            ("weight".into(), PropertyValue::Float(1.5)),
+        ],
+    };
+    assert_eq!(audit.rules[1].filter, RuleFilter::Correlation(expected));
+    assert_eq!(audit.rules[1].action, None);
+    assert!(namespace.topics[1].subscriptions.is_empty());
+    assert_eq!(
+        config.logging,
+        LoggingTargets {
+            file: true,
+            console: true
+        }
+    );
+}
+
+#[test]
+fn many_entities_long_ttls_and_high_delivery_counts_are_accepted() {
+    let queues: Vec<String> = (0..120)
+        .map(|index| {
+            format!(r#"{{"Name": "q{index}", "Properties": {{"MaxDeliveryCount": 2000, "DefaultMessageTimeToLive": "P365D"}}}}"#)
+        })
+        .collect();
+    let subscriptions: Vec<String> = (0..80)
+        .map(|index| format!(r#"{{"Name": "s{index}"}}"#))
+        .collect();
+    let text = format!(
+        r#"{{"UserConfig": {{"Namespaces": [{{"Name": "sbemulatorns", "Queues": [{}],
+            "Topics": [{{"Name": "t", "Subscriptions": [{}]}}]}}], "Logging": {{"Type": "Console"}}}}}}"#,
+        queues.join(","),
+        subscriptions.join(",")
+    );
+    let config = config::parse(&text, "config.json").unwrap();
+    assert_eq!(config.namespace.queues.len(), 120);
+    assert_eq!(config.namespace.queues[7].delivery.max_delivery_count, 2000);
+    assert_eq!(config.namespace.topics[0].subscriptions.len(), 80);
+}
+
+#[test]
+fn optional_sections_take_defaults() {
+    let text = r#"{"UserConfig": {"Namespaces": [{"Name": "ns"}]}}"#;
+    let config = config::parse(text, "config.json").unwrap();
+    assert_eq!(config.namespace.name, "ns");
+    assert!(config.namespace.queues.is_empty() && config.namespace.topics.is_empty());
+    assert_eq!(
+        config.logging,
+        LoggingTargets {
+            file: false,
+            console: true
+        }
+    );
+}
