@@ -1,13 +1,78 @@
-//! The `busbar` binary: command line, configuration, runtime and wiring of the crates.
+//! The `busbar` binary: command line, configuration, logging, and (soon) the broker runtime.
 //!
-//! The broker crate is not wired in yet; until it is, the binary only reports its version.
+//! The AMQP listener and the broker runtime are not wired in yet: the binary validates the
+//! configuration, reports what it would serve, and exits saying so.
 
-fn main() {
-    let version = env!("CARGO_PKG_VERSION");
-    if std::env::args().any(|arg| arg == "--version" || arg == "-V") {
-        println!("busbar {version}");
-        return;
+mod cli;
+mod summary;
+
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+
+use busbar_broker::config::{self, Config};
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{Command, ServeOptions};
+
+/// Exit status for an invalid configuration.
+const EXIT_INVALID_CONFIG: u8 = 1;
+/// Exit status for a command line that cannot be obeyed.
+const EXIT_USAGE: u8 = 2;
+/// Exit status while the runtime is missing: the configuration was valid but nothing is served.
+const EXIT_NOT_SERVING: u8 = 3;
+
+fn main() -> ExitCode {
+    match cli::parse(std::env::args_os().skip(1)) {
+        Ok(Command::Help) => {
+            println!("{}", cli::USAGE);
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Version) => {
+            println!("busbar {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Serve(options)) => serve(&options),
+        Err(error) => {
+            eprintln!("busbar: {error}\nRun `busbar --help` for usage.");
+            ExitCode::from(EXIT_USAGE)
+        }
     }
-    eprintln!("busbar {version}: the broker is not wired into the binary yet (see README.md).");
-    std::process::exit(2);
+}
+
+fn serve(options: &ServeOptions) -> ExitCode {
+    init_logging();
+    let loaded = match &options.config {
+        Some(path) => config::load_file(path),
+        None => Ok(Config::emulator_default()),
+    };
+    let config = match loaded {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("busbar: {error}");
+            return ExitCode::from(EXIT_INVALID_CONFIG);
+        }
+    };
+    tracing::info!(
+        namespace = %config.namespace.name,
+        queues = config.namespace.queues.len(),
+        topics = config.namespace.topics.len(),
+        "configuration loaded"
+    );
+    print!("{}", summary::describe(&config, options));
+    eprintln!(
+        "busbar: not serving yet: the configuration is valid, but the AMQP listener and the broker \
+         runtime are not wired into this binary yet, so nothing listens on {}.",
+        options.listen
+    );
+    ExitCode::from(EXIT_NOT_SERVING)
+}
+
+/// Logs to standard error, filtered by `RUST_LOG` (default `info`), coloured only on a terminal.
+fn init_logging() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
 }

@@ -1,0 +1,318 @@
+//! The `busbar` command line: a handful of flags, parsed by hand (they do not justify clap's
+//! compile time), with errors that name the offending flag.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// The default AMQP listen address (plain AMQP, as the emulator).
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:5672";
+/// The default data directory.
+pub(crate) const DEFAULT_DATA_DIR: &str = "./busbar-data";
+
+/// The usage text of `--help`.
+pub(crate) const USAGE: &str = "\
+Usage: busbar [OPTIONS]
+
+An AMQP 1.0 message broker that speaks the Azure Service Bus dialect, so the official Service
+Bus SDKs run against it unchanged (connection string with UseDevelopmentEmulator=true).
+
+Options:
+  --config <FILE>        Service Bus emulator Config.json (comments allowed) to load;
+                         without it, the emulator's shipped default configuration is used
+  --data-dir <DIR>       Where messages are stored [default: ./busbar-data]
+  --memory               Keep messages in memory only (nothing survives a restart)
+  --listen <ADDR:PORT>   AMQP listen address [default: 127.0.0.1:5672]
+  -h, --help             Print this help
+  -V, --version          Print the version
+
+Logging goes to standard error; filter it with RUST_LOG (e.g. RUST_LOG=busbar=debug).
+
+Exit status: 0 for --help and --version, 1 for an invalid configuration, 2 for a usage
+error, 3 while the broker runtime is not wired in yet (the configuration was valid).";
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Command {
+    /// Run the broker with these options.
+    Serve(ServeOptions),
+    /// Print the usage text.
+    Help,
+    /// Print the version.
+    Version,
+}
+
+/// Options of a broker run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ServeOptions {
+    /// `--config`: the configuration file, or `None` for the built-in default.
+    pub(crate) config: Option<PathBuf>,
+    /// `--data-dir` or `--memory`.
+    pub(crate) storage: StorageChoice,
+    /// `--listen`.
+    pub(crate) listen: SocketAddr,
+}
+
+/// Where messages are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StorageChoice {
+    /// Durable storage in this directory.
+    Directory(PathBuf),
+    /// In memory only.
+    Memory,
+}
+
+/// A command line that cannot be obeyed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum CliError {
+    /// An argument that is not a known flag.
+    #[error("unknown argument {0:?}")]
+    UnknownArgument(String),
+    /// A flag that needs a value got none.
+    #[error("{flag} needs a value: {flag} {placeholder}")]
+    MissingValue {
+        /// The flag.
+        flag: &'static str,
+        /// What the value looks like.
+        placeholder: &'static str,
+    },
+    /// A flag without a value was given one (`--memory=yes`).
+    #[error("{0} takes no value")]
+    UnexpectedValue(&'static str),
+    /// The same flag twice.
+    #[error("{0} is given more than once")]
+    Repeated(&'static str),
+    /// `--listen` is not an address with a port.
+    #[error("--listen {0:?} is not an ADDR:PORT such as 127.0.0.1:5672 or [::1]:5672")]
+    InvalidListen(String),
+    /// `--memory` and `--data-dir` together.
+    #[error("--memory and --data-dir cannot be combined: --memory keeps no data directory")]
+    MemoryWithDataDir,
+    /// An argument that is not valid UTF-8 where text is needed.
+    #[error("{0} is not valid UTF-8")]
+    NotUnicode(String),
+}
+
+/// Parses the arguments after the program name. `--help` and `--version` win as soon as they
+/// are seen; `--flag value` and `--flag=value` are both accepted.
+pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliError> {
+    let mut args = args.into_iter();
+    let mut config: Option<PathBuf> = None;
+    let mut data_dir: Option<PathBuf> = None;
+    let mut memory = false;
+    let mut listen: Option<SocketAddr> = None;
+    while let Some(arg) = args.next() {
+        let text = arg
+            .to_str()
+            .ok_or_else(|| CliError::NotUnicode(arg.to_string_lossy().into_owned()))?;
+        let (name, inline_value) = match text.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(OsString::from(value))),
+            _ => (text, None),
+        };
+        let mut value = |flag: &'static str, placeholder: &'static str| {
+            inline_value
+                .clone()
+                .or_else(|| {
+                    args.next()
+                        .filter(|next| !next.to_string_lossy().starts_with("--"))
+                })
+                .filter(|value| !value.is_empty())
+                .ok_or(CliError::MissingValue { flag, placeholder })
+        };
+        match name {
+            "-h" | "--help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
+            "--config" => set_once(
+                &mut config,
+                "--config",
+                PathBuf::from(value("--config", "<FILE>")?),
+            )?,
+            "--data-dir" => set_once(
+                &mut data_dir,
+                "--data-dir",
+                PathBuf::from(value("--data-dir", "<DIR>")?),
+            )?,
+            "--listen" => {
+                let text = value("--listen", "<ADDR:PORT>")?;
+                let address = parse_listen(&text.to_string_lossy())?;
+                set_once(&mut listen, "--listen", address)?;
+            }
+            "--memory" if inline_value.is_some() => {
+                return Err(CliError::UnexpectedValue("--memory"));
+            }
+            "--memory" if memory => return Err(CliError::Repeated("--memory")),
+            "--memory" => memory = true,
+            _ => return Err(CliError::UnknownArgument(text.to_owned())),
+        }
+    }
+    let storage = match (memory, data_dir) {
+        (true, Some(_)) => return Err(CliError::MemoryWithDataDir),
+        (true, None) => StorageChoice::Memory,
+        (false, dir) => {
+            StorageChoice::Directory(dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)))
+        }
+    };
+    let listen = match listen {
+        Some(address) => address,
+        None => parse_listen(DEFAULT_LISTEN)?,
+    };
+    Ok(Command::Serve(ServeOptions {
+        config,
+        storage,
+        listen,
+    }))
+}
+
+fn set_once<T>(slot: &mut Option<T>, flag: &'static str, value: T) -> Result<(), CliError> {
+    if slot.replace(value).is_some() {
+        return Err(CliError::Repeated(flag));
+    }
+    Ok(())
+}
+
+/// An IP address and port; `localhost:PORT` means the IPv4 loopback, as in the connection string.
+fn parse_listen(text: &str) -> Result<SocketAddr, CliError> {
+    let invalid = || CliError::InvalidListen(text.to_owned());
+    match text.strip_prefix("localhost:") {
+        Some(port) => Ok(SocketAddr::from((
+            [127, 0, 0, 1],
+            port.parse().map_err(|_| invalid())?,
+        ))),
+        None => text.parse().map_err(|_| invalid()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<Command, CliError> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    fn serve(config: Option<&str>, storage: StorageChoice, listen: &str) -> Command {
+        Command::Serve(ServeOptions {
+            config: config.map(PathBuf::from),
+            storage,
+            listen: listen.parse().unwrap(),
+        })
+    }
+
+    fn default_dir() -> StorageChoice {
+        StorageChoice::Directory(PathBuf::from(DEFAULT_DATA_DIR))
+    }
+
+    #[test]
+    fn no_arguments_serve_the_defaults() {
+        assert_eq!(
+            parse_args(&[]),
+            Ok(serve(None, default_dir(), "127.0.0.1:5672"))
+        );
+    }
+
+    #[test]
+    fn every_flag_in_both_spellings() {
+        let expected = serve(
+            Some("/etc/busbar/Config.json"),
+            StorageChoice::Directory(PathBuf::from("/var/lib/busbar")),
+            "0.0.0.0:5673",
+        );
+        let separate = [
+            "--config",
+            "/etc/busbar/Config.json",
+            "--data-dir",
+            "/var/lib/busbar",
+            "--listen",
+            "0.0.0.0:5673",
+        ];
+        assert_eq!(parse_args(&separate), Ok(expected.clone()));
+        let inline = [
+            "--listen=0.0.0.0:5673",
+            "--data-dir=/var/lib/busbar",
+            "--config=/etc/busbar/Config.json",
+        ];
+        assert_eq!(parse_args(&inline), Ok(expected));
+        assert_eq!(
+            parse_args(&["--memory"]),
+            Ok(serve(None, StorageChoice::Memory, "127.0.0.1:5672"))
+        );
+        assert_eq!(
+            parse_args(&["--listen", "[::1]:5672"]),
+            Ok(serve(None, default_dir(), "[::1]:5672"))
+        );
+        assert_eq!(
+            parse_args(&["--listen", "localhost:6000"]),
+            Ok(serve(None, default_dir(), "127.0.0.1:6000"))
+        );
+    }
+
+    #[test]
+    fn help_and_version_win() {
+        assert_eq!(parse_args(&["--help"]), Ok(Command::Help));
+        assert_eq!(parse_args(&["-h", "--bogus"]), Ok(Command::Help));
+        assert_eq!(parse_args(&["--memory", "--version"]), Ok(Command::Version));
+        assert_eq!(parse_args(&["-V"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn errors_name_the_flag() {
+        let table: &[(&[&str], &str)] = &[
+            (&["--bogus"], r#"unknown argument "--bogus""#),
+            (&["config.json"], r#"unknown argument "config.json""#),
+            (&["--config"], "--config needs a value: --config <FILE>"),
+            (
+                &["--config", "--memory"],
+                "--config needs a value: --config <FILE>",
+            ),
+            (&["--config="], "--config needs a value: --config <FILE>"),
+            (
+                &["--data-dir"],
+                "--data-dir needs a value: --data-dir <DIR>",
+            ),
+            (
+                &["--listen"],
+                "--listen needs a value: --listen <ADDR:PORT>",
+            ),
+            (
+                &["--listen", "5672"],
+                r#"--listen "5672" is not an ADDR:PORT such as 127.0.0.1:5672 or [::1]:5672"#,
+            ),
+            (
+                &["--listen", "localhost:x"],
+                r#"--listen "localhost:x" is not an ADDR:PORT such as 127.0.0.1:5672 or [::1]:5672"#,
+            ),
+            (
+                &["--listen=example.com:5672"],
+                r#"--listen "example.com:5672" is not an ADDR:PORT such as 127.0.0.1:5672 or [::1]:5672"#,
+            ),
+            (
+                &["--config", "a", "--config", "b"],
+                "--config is given more than once",
+            ),
+            (
+                &["--memory", "--memory"],
+                "--memory is given more than once",
+            ),
+            (&["--memory=yes"], "--memory takes no value"),
+            (
+                &["--memory", "--data-dir", "d"],
+                "--memory and --data-dir cannot be combined: --memory keeps no data directory",
+            ),
+        ];
+        for (args, message) in table {
+            assert_eq!(
+                parse_args(args).unwrap_err().to_string(),
+                *message,
+                "{args:?}"
+            );
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_unicode_arguments_are_refused() {
+        use std::os::unix::ffi::OsStringExt;
+        let arg = OsString::from_vec(vec![b'-', b'-', 0xff]);
+        assert!(matches!(parse([arg]), Err(CliError::NotUnicode(_))));
+    }
+}
