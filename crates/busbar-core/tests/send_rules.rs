@@ -302,3 +302,25 @@ fn peek_skips_messages_already_expired() {
     assert_eq!(peeked.len(), 1);
     assert_eq!(payload(&peeked[0]), b"long");
 }
+
+#[test]
+fn a_batch_is_all_or_nothing_when_sequence_numbers_run_out() {
+    let config = EntityConfig::default();
+    let mut queue =
+        busbar_core::Entity::restore(config, SEED, i64::MAX - 3, Vec::new(), at(0)).unwrap();
+    let before = queue.snapshot();
+    let refused = queue.enqueue(vec![message("a"), message("b"), message("c")], at(0));
+    assert!(matches!(refused, Err(CoreError::NotAllowed(_))));
+    assert_eq!(queue.snapshot(), before);
+    assert!(!queue.has_records());
+    let outcomes = queue
+        .enqueue(vec![message("a"), message("b")], at(0))
+        .unwrap();
+    assert_eq!(
+        outcomes,
+        [
+            EnqueueOutcome::Enqueued(SequenceNumber(i64::MAX - 2)),
+            EnqueueOutcome::Enqueued(SequenceNumber(i64::MAX - 1)),
+        ]
+    );
+}
