@@ -6,7 +6,8 @@ mod common;
 
 use busbar_core::{
     CoreError, DeadLetterInfo, Delivery, EnqueueOutcome, Entity, EntityConfig, LockToken,
-    NewMessage, Outcome, Properties, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+    MessageState, NewMessage, Outcome, Properties, ReceiveMode, SequenceNumber, SubQueue,
+    Timestamp,
 };
 use bytes::Bytes;
 use common::*;
@@ -34,13 +35,16 @@ enum Op {
     Renew {
         pick: usize,
     },
+    /// `known`: pick among the messages in the right state; otherwise any number (mostly errors).
     ReceiveDeferred {
         dead_letter: bool,
-        pick: i64,
+        known: bool,
+        pick: usize,
         peek_lock: bool,
     },
     Cancel {
-        pick: i64,
+        known: bool,
+        pick: usize,
     },
     Advance {
         ms: i64,
@@ -60,12 +64,12 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (1..4usize, proptest::option::of(1..300u64), proptest::option::weighted(0.2, 0..120i64), proptest::option::of(0..6u8))
             .prop_map(|(count, ttl_s, scheduled_in_s, id)| Op::Enqueue { count, ttl_s, scheduled_in_s, id }),
-        4 => (any::<bool>(), any::<bool>()).prop_map(|(d, p)| Op::Receive { dead_letter: d && p, peek_lock: p }),
+        4 => (any::<bool>(), any::<bool>()).prop_map(|(d, p)| Op::Receive { dead_letter: d, peek_lock: p }),
         5 => (any::<usize>(), 0..5u8).prop_map(|(pick, outcome)| Op::Settle { pick, outcome }),
         1 => Just(Op::SettleForeignToken),
         1 => any::<usize>().prop_map(|pick| Op::Renew { pick }),
-        2 => (any::<bool>(), 0..40i64, any::<bool>()).prop_map(|(dead_letter, pick, peek_lock)| Op::ReceiveDeferred { dead_letter, pick, peek_lock }),
-        1 => (0..40i64).prop_map(|pick| Op::Cancel { pick }),
+        3 => (any::<bool>(), any::<bool>(), 0..40usize, any::<bool>()).prop_map(|(dead_letter, known, pick, peek_lock)| Op::ReceiveDeferred { dead_letter, known, pick, peek_lock }),
+        1 => (any::<bool>(), 0..40usize).prop_map(|(known, pick)| Op::Cancel { known, pick }),
         3 => prop_oneof![0..2_000i64, 0..90_000i64, 0..400_000i64].prop_map(|ms| Op::Advance { ms }),
         1 => Just(Op::HandleTimeout),
         1 => (1..5u32).prop_map(|max_delivery_count| Op::UpdateConfig { max_delivery_count }),
@@ -94,6 +98,17 @@ struct Model {
 }
 
 impl Model {
+    /// A token issued earlier: half the time one of the last three (likely still valid).
+    fn token(&self, pick: usize) -> LockToken {
+        let len = self.tokens.len();
+        let index = if pick.is_multiple_of(2) {
+            len - 1 - (pick / 2) % len.min(3)
+        } else {
+            pick % len
+        };
+        self.tokens[index]
+    }
+
     fn forget(&mut self, sequence: SequenceNumber) {
         assert!(
             self.live.remove(&sequence).is_some(),
@@ -151,6 +166,28 @@ impl Model {
             );
             *last = delivery.delivery_count;
         }
+    }
+}
+
+/// A sequence number to address: a message of `queue` in `state` when `known` (and one exists),
+/// otherwise `pick` itself.
+fn choose(
+    entity: &Entity,
+    queue: SubQueue,
+    state: MessageState,
+    known: bool,
+    pick: usize,
+) -> SequenceNumber {
+    let candidates: Vec<_> = entity
+        .snapshot()
+        .messages
+        .into_iter()
+        .filter(|(q, d)| *q == queue && d.state == state && d.lock.is_none())
+        .map(|(_, d)| d.sequence)
+        .collect();
+    match candidates.len() {
+        len if known && len > 0 => candidates[pick % len],
+        _ => SequenceNumber(i64::try_from(pick).unwrap()),
     }
 }
 
@@ -260,7 +297,7 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 if model.tokens.is_empty() {
                     continue;
                 }
-                let token = model.tokens[pick % model.tokens.len()];
+                let token = model.token(pick);
                 let sequence = entity
                     .snapshot()
                     .messages
@@ -282,13 +319,14 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 if model.tokens.is_empty() {
                     continue;
                 }
-                let token = model.tokens[pick % model.tokens.len()];
+                let token = model.token(pick);
                 if let Ok(until) = guarded(&mut entity, |e| e.renew_lock(token, now)) {
                     assert_eq!(until, now.saturating_add(config.lock_duration));
                 }
             }
             Op::ReceiveDeferred {
                 dead_letter,
+                known,
                 pick,
                 peek_lock,
             } => {
@@ -297,18 +335,26 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 } else {
                     ReceiveMode::ReceiveAndDelete
                 };
-                let wanted = [SequenceNumber(pick)];
+                let queue = sub_queue(dead_letter);
+                let wanted = [choose(&entity, queue, MessageState::Deferred, known, pick)];
                 if let Ok(deliveries) = guarded(&mut entity, |e| {
-                    e.receive_deferred(sub_queue(dead_letter), &wanted, mode, now)
+                    e.receive_deferred(queue, &wanted, mode, now)
                 }) {
                     for delivery in &deliveries {
                         model.delivered(delivery, !peek_lock, now);
                     }
                 }
             }
-            Op::Cancel { pick } => {
-                if guarded(&mut entity, |e| e.cancel_scheduled(&[SequenceNumber(pick)])).is_ok() {
-                    model.forget(SequenceNumber(pick));
+            Op::Cancel { known, pick } => {
+                let sequence = choose(
+                    &entity,
+                    SubQueue::Main,
+                    MessageState::Scheduled,
+                    known,
+                    pick,
+                );
+                if guarded(&mut entity, |e| e.cancel_scheduled(&[sequence])).is_ok() {
+                    model.forget(sequence);
                 }
             }
             Op::Advance { ms } => now = Timestamp(now.0 + ms),
@@ -367,7 +413,7 @@ fn config() -> impl Strategy<Value = EntityConfig> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
     fn random_operations_keep_every_invariant(config in config(), ops in proptest::collection::vec(op(), 1..80)) {
