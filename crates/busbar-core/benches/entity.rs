@@ -35,17 +35,26 @@ fn size(full: usize) -> usize {
 fn enqueue(c: &mut Criterion) {
     let mut group = c.benchmark_group("enqueue");
     group.throughput(Throughput::Elements(1));
-    group.bench_function("one message, 256 B", |b| {
-        b.iter_custom(|iters| {
-            let mut entity = empty_entity();
-            let start = Instant::now();
-            for _ in 0..iters {
-                black_box(entity.enqueue(vec![message()], NOW).unwrap());
-                entity.drain_records().for_each(drop);
-            }
-            start.elapsed()
-        });
-    });
+    for stored in [0, 100_000].map(size) {
+        let mut base = empty_entity();
+        base.enqueue(vec![message(); stored], NOW).unwrap();
+        base.drain_records().for_each(drop);
+        group.bench_with_input(
+            BenchmarkId::new("256 B, messages stored", stored),
+            &base,
+            |b, base| {
+                b.iter_custom(|iters| {
+                    let mut entity = base.clone();
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        black_box(entity.enqueue(vec![message()], NOW).unwrap());
+                        entity.drain_records().for_each(drop);
+                    }
+                    start.elapsed()
+                });
+            },
+        );
+    }
     group.finish();
 }
 
