@@ -72,7 +72,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<bool>(), 0..40usize).prop_map(|(known, pick)| Op::Cancel { known, pick }),
         3 => prop_oneof![0..2_000i64, 0..90_000i64, 0..400_000i64].prop_map(|ms| Op::Advance { ms }),
         1 => Just(Op::HandleTimeout),
-        1 => (1..5u32).prop_map(|max_delivery_count| Op::UpdateConfig { max_delivery_count }),
+        // 0 is an invalid maximum: the update must be refused and change nothing.
+        1 => (0..5u32).prop_map(|max_delivery_count| Op::UpdateConfig { max_delivery_count }),
         1 => (any::<bool>(), 0..40i64, 0..10usize).prop_map(|(dead_letter, from, max)| Op::Peek { dead_letter, from, max }),
     ]
 }
@@ -360,11 +361,15 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
             Op::Advance { ms } => now = Timestamp(now.0 + ms),
             Op::HandleTimeout => entity.handle_timeout(now),
             Op::UpdateConfig { max_delivery_count } => {
-                config = EntityConfig {
+                let update = EntityConfig {
                     max_delivery_count,
                     ..config.clone()
                 };
-                guarded(&mut entity, |e| e.update_config(config.clone(), now)).unwrap();
+                let result = guarded(&mut entity, |e| e.update_config(update.clone(), now));
+                assert_eq!(result.is_ok(), max_delivery_count > 0);
+                if result.is_ok() {
+                    config = update;
+                }
             }
             Op::Peek {
                 dead_letter,
