@@ -50,6 +50,8 @@ enum Op {
         ms: i64,
     },
     HandleTimeout,
+    /// Crash and restart: the entity is rebuilt from the store with a fresh seed.
+    Restart,
     UpdateConfig {
         max_delivery_count: u32,
     },
@@ -72,6 +74,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<bool>(), 0..40usize).prop_map(|(known, pick)| Op::Cancel { known, pick }),
         3 => prop_oneof![0..2_000i64, 0..90_000i64, 0..400_000i64].prop_map(|ms| Op::Advance { ms }),
         1 => Just(Op::HandleTimeout),
+        1 => Just(Op::Restart),
         // 0 is an invalid maximum: the update must be refused and change nothing.
         1 => (0..5u32).prop_map(|max_delivery_count| Op::UpdateConfig { max_delivery_count }),
         1 => (any::<bool>(), 0..40i64, 0..10usize).prop_map(|(dead_letter, from, max)| Op::Peek { dead_letter, from, max }),
@@ -248,6 +251,7 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
         dead_letter_on_expiry: config.dead_lettering_on_message_expiration,
     };
     let mut now = at(0);
+    let mut restarts = 0u128;
     for op in ops {
         match op {
             Op::Enqueue {
@@ -306,6 +310,11 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                     .find(|(_, d)| d.lock.is_some_and(|l| l.token == token))
                     .map(|(_, d)| d.sequence);
                 let result = guarded(&mut entity, |e| e.settle(token, outcome(code, pick), now));
+                // Only a token of a lock held right now may settle (never one from before a restart).
+                assert!(
+                    result.is_err() || sequence.is_some(),
+                    "a stale token settled"
+                );
                 if result.is_ok() && code == 0 {
                     model.forget(sequence.unwrap());
                 }
@@ -360,6 +369,11 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
             }
             Op::Advance { ms } => now = Timestamp(now.0 + ms),
             Op::HandleTimeout => entity.handle_timeout(now),
+            Op::Restart => {
+                restarts += 1;
+                store.apply(entity.drain_records());
+                entity = store.restore_with_seed(config.clone(), SEED + restarts, now);
+            }
             Op::UpdateConfig { max_delivery_count } => {
                 let update = EntityConfig {
                     max_delivery_count,

@@ -90,10 +90,15 @@ impl SimulatedStore {
     }
 
     pub fn restore(&self, config: EntityConfig, now: Timestamp) -> Entity {
+        self.restore_with_seed(config, SEED ^ 1, now)
+    }
+
+    /// Restores with a given lock-token seed (a real restart draws a fresh one).
+    pub fn restore_with_seed(&self, config: EntityConfig, seed: u128, now: Timestamp) -> Entity {
         let messages = self
             .messages
             .iter()
             .map(|(sequence, (message, state))| (*sequence, message.clone(), state.clone()));
-        Entity::restore(config, SEED ^ 1, self.high_water, messages, now).unwrap()
+        Entity::restore(config, seed, self.high_water, messages, now).unwrap()
     }
 }
