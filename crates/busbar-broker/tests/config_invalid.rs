@@ -437,3 +437,14 @@ fn unreadable_files_are_named() {
         "{error}"
     );
 }
+
+#[test]
+fn a_property_written_twice_is_refused() {
+    let text = "{\"UserConfig\": {\"Namespaces\": [{\"Name\": \"ns\", \"Queues\": [{\"Name\": \"q\",\n  \"Properties\": {\"LockDuration\": \"PT1M\",\n  \"LockDuration\": \"PT2M\"}}]}]}}";
+    let message = refusal(text);
+    assert!(
+        message.starts_with(r#"config.json: line 3, column "#)
+            && message.ends_with(r#": property "LockDuration" appears twice in the same object"#),
+        "{message}"
+    );
+}

@@ -14,6 +14,7 @@ mod jsonc;
 mod model;
 mod reader;
 mod resolve;
+mod strict_json;
 
 use std::path::Path;
 
@@ -35,7 +36,7 @@ pub enum ConfigError {
         /// The operating system's error.
         source: std::io::Error,
     },
-    /// The text is not JSON (after comments are removed).
+    /// The text is not JSON (after comments are removed), or an object repeats a property.
     #[error("{file}: line {line}, column {column}: {message}")]
     Syntax {
         /// The file as named by the user.
@@ -78,7 +79,7 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
         message: "unterminated /* comment".to_owned(),
     })?;
     let document: serde_json::Value =
-        serde_json::from_str(&json).map_err(|error| ConfigError::Syntax {
+        strict_json::from_str(&json).map_err(|error| ConfigError::Syntax {
             file: file.to_owned(),
             line: error.line(),
             column: error.column(),
