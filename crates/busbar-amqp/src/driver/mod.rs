@@ -146,7 +146,7 @@ where
             () = sleep_until(deadline) => connection.handle_timeout(clock.now()),
             () = shutdown.triggered(), if !shutting_down => {
                 shutting_down = true;
-                connection.close(Some(crate::engine::ErrorCondition::new(
+                connection.close(Some(crate::performatives::AmqpError::new(
                     condition::CONNECTION_FORCED,
                     "the server is shutting down",
                 )));

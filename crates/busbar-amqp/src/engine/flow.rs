@@ -25,13 +25,22 @@ impl SenderFlow {
 
     /// Applies the receiver's flow: credit is absolute, relative to the receiver's view of our
     /// delivery-count (absent when the receiver has not seen our attach yet).
-    pub(crate) fn on_flow(&mut self, receiver_delivery_count: Option<u32>, link_credit: u32, drain: bool) {
+    pub(crate) fn on_flow(
+        &mut self,
+        receiver_delivery_count: Option<u32>,
+        link_credit: u32,
+        drain: bool,
+    ) {
         let base = receiver_delivery_count.unwrap_or(self.delivery_count);
         // credit = delivery-count(rcv) + link-credit(rcv) - delivery-count(snd); a receiver that
         // lags behind what we already sent can end up with nothing.
         let limit = base.wrapping_add(link_credit);
         let ahead = limit.wrapping_sub(self.delivery_count);
-        self.link_credit = if serial_lt(limit, self.delivery_count) { 0 } else { ahead };
+        self.link_credit = if serial_lt(limit, self.delivery_count) {
+            0
+        } else {
+            ahead
+        };
         self.drain = drain;
     }
 
@@ -129,7 +138,11 @@ pub(crate) struct SessionWindows {
 
 impl SessionWindows {
     /// Windows after the peer's begin (its next-outgoing-id and incoming-window) and ours.
-    pub(crate) fn new(peer_next_outgoing_id: u32, peer_incoming_window: u32, our_incoming_window: u32) -> Self {
+    pub(crate) fn new(
+        peer_next_outgoing_id: u32,
+        peer_incoming_window: u32,
+        our_incoming_window: u32,
+    ) -> Self {
         Self {
             next_outgoing_id: 0,
             remote_incoming_window: peer_incoming_window,
@@ -141,7 +154,11 @@ impl SessionWindows {
 
     /// Applies a session flow from the peer: remote-incoming-window =
     /// next-incoming-id(flow) + incoming-window(flow) − next-outgoing-id(ours).
-    pub(crate) fn on_flow(&mut self, peer_next_incoming_id: Option<u32>, peer_incoming_window: u32) {
+    pub(crate) fn on_flow(
+        &mut self,
+        peer_next_incoming_id: Option<u32>,
+        peer_incoming_window: u32,
+    ) {
         let base = peer_next_incoming_id.unwrap_or(0);
         let limit = base.wrapping_add(peer_incoming_window);
         self.remote_incoming_window = if serial_lt(limit, self.next_outgoing_id) {
@@ -241,7 +258,10 @@ mod tests {
         assert_eq!(flow.overdraft, 0);
         // The sender drained: its count moved 5 ahead, credit gone, drain over.
         flow.on_flow(15);
-        assert_eq!((flow.delivery_count, flow.link_credit, flow.drain), (15, 0, false));
+        assert_eq!(
+            (flow.delivery_count, flow.link_credit, flow.drain),
+            (15, 0, false)
+        );
     }
 
     #[test]

@@ -121,7 +121,10 @@ mod tests {
             SaslCredentials::parse("ANONYMOUS", trace.clone()),
             SaslCredentials::Anonymous { trace }
         );
-        assert_eq!(SaslCredentials::parse("MSSBCBS", Bytes::new()), SaslCredentials::Cbs);
+        assert_eq!(
+            SaslCredentials::parse("MSSBCBS", Bytes::new()),
+            SaslCredentials::Cbs
+        );
         assert!(matches!(
             SaslCredentials::parse("SCRAM-SHA-1", Bytes::new()),
             SaslCredentials::Other { .. }

@@ -1,0 +1,54 @@
+//! What a server connection advertises and the limits it enforces.
+
+use std::time::Duration;
+
+use crate::types::Fields;
+
+/// Limits and advertised values of a server-side [`Connection`](super::Connection).
+#[derive(Clone, Debug)]
+pub struct ConnectionConfig {
+    /// Our container-id in `open`.
+    pub container_id: String,
+    /// The largest frame we accept, advertised in `open` (frames we send follow the peer's).
+    pub max_frame_size: u32,
+    /// The highest channel number the peer may use; bounds the sessions per connection.
+    pub channel_max: u16,
+    /// The highest link handle the peer may use per session; bounds the links per session.
+    pub handle_max: u32,
+    /// Our idle time-out, advertised in `open`: a peer silent for this long is closed.
+    pub idle_time_out: Duration,
+    /// The incoming window (in transfer frames) each session advertises and replenishes.
+    pub incoming_window: u32,
+    /// Hard cap on an incoming message, whatever a link's own max-message-size says.
+    pub max_message_size: u64,
+    /// Bytes of outgoing transfers held back by session windows before `send_transfer` refuses.
+    pub max_buffered_outgoing: usize,
+    /// Deliveries a peer may send beyond its credit before the link is detached (Python's
+    /// sender ignores credit).
+    pub uncredited_transfer_allowance: u32,
+    /// Whether a client must run SASL; if not, the plain AMQP header is accepted directly.
+    pub require_sasl: bool,
+    /// How long we wait for the peer's `close` after sending ours.
+    pub close_timeout: Duration,
+    /// Connection properties in our `open`.
+    pub properties: Option<Fields>,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        Self {
+            container_id: "busbar".to_owned(),
+            max_frame_size: 256 * 1024,
+            channel_max: 1023,
+            handle_max: 1023,
+            idle_time_out: Duration::from_secs(240),
+            incoming_window: 5000,
+            max_message_size: 1024 * 1024,
+            max_buffered_outgoing: 4 * 1024 * 1024,
+            uncredited_transfer_allowance: 1000,
+            require_sasl: false,
+            close_timeout: Duration::from_secs(5),
+            properties: None,
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! How a session handles the peer's link frames: attach, flow, transfer, disposition, detach.
+
+use bytes::{Bytes, BytesMut};
+
+use super::config::ConnectionConfig;
+use super::error::Fault;
+use super::event::{AttachRequest, DeliveryId, DispositionUpdate, Event, IncomingTransfer};
+use super::flow::{ReceiverFlow, SenderFlow};
+use super::link::{Link, LinkFlow, LinkState, PartialDelivery};
+use super::session::{Output, Session, ids_in_range};
+use super::slab::SlotKey;
+use crate::condition;
+use crate::performatives::{
+    AmqpError, Attach, Detach, Disposition, Flow, Handle, MessageFormat, Performative, Role,
+    Transfer,
+};
+
+impl Session {
+    pub(crate) fn on_attach(
+        &mut self,
+        attach: Attach,
+        config: &ConnectionConfig,
+        out: &mut Output<'_>,
+    ) -> Result<(), Fault> {
+        let handle = attach.handle.0;
+        if handle > self.handle_max {
+            // §2.7.2: a handle outside the advertised range is a framing error.
+            return Err(Fault::connection(
+                condition::FRAMING_ERROR,
+                format!("handle {handle} exceeds handle-max {}", self.handle_max),
+            ));
+        }
+        if self.input_handles.contains_key(&handle) {
+            return Err(Fault::session(
+                condition::HANDLE_IN_USE,
+                format!("handle {handle} is already attached"),
+            ));
+        }
+        let flow = match attach.role {
+            Role::Sender => LinkFlow::Receiver(ReceiverFlow::new(
+                attach.initial_delivery_count.map_or(0, |count| count.0),
+            )),
+            Role::Receiver => LinkFlow::Sender(SenderFlow::new(0)),
+        };
+        let link = Link {
+            name: attach.name.clone(),
+            state: LinkState::AttachReceived,
+            input_handle: handle,
+            flow,
+            snd_settle_mode: attach.snd_settle_mode,
+            rcv_settle_mode: attach.rcv_settle_mode,
+            peer_max_message_size: attach.max_message_size.unwrap_or(0),
+            max_message_size: config.max_message_size,
+            partial: None,
+        };
+        let Ok(key) = self.links.insert(link, self.link_capacity) else {
+            return Err(Fault::session(
+                condition::RESOURCE_LIMIT_EXCEEDED,
+                "too many links on this session",
+            ));
+        };
+        self.input_handles.insert(handle, key);
+        out.events
+            .push_back(Event::AttachRequested(Box::new(AttachRequest {
+                link: self.link_id(key),
+                name: attach.name,
+                role: attach.role,
+                source: attach.source.map(|source| *source),
+                target: attach.target.map(|target| *target),
+                snd_settle_mode: attach.snd_settle_mode,
+                rcv_settle_mode: attach.rcv_settle_mode,
+                properties: attach.properties,
+                max_message_size: attach.max_message_size,
+                initial_delivery_count: attach.initial_delivery_count.map(|count| count.0),
+            })));
+        Ok(())
+    }
+
+    pub(crate) fn on_detach(&mut self, detach: Detach, out: &mut Output<'_>) -> Result<(), Fault> {
+        let key = self.known_handle(detach.handle)?;
+        let Some(link) = self.links.get(key) else {
+            return Ok(());
+        };
+        match link.state {
+            LinkState::DetachSent => {}
+            LinkState::AttachReceived => {
+                // Never answered: complete the handshake with a null-terminus attach first.
+                self.send_refusal(key, None, out);
+                self.report_detached(key, detach.closed, detach.error, out);
+            }
+            LinkState::Attached => {
+                self.send_control(
+                    Performative::Detach(Detach {
+                        handle: Handle(key.slot),
+                        closed: detach.closed,
+                        error: None,
+                    }),
+                    out,
+                );
+                self.report_detached(key, detach.closed, detach.error, out);
+            }
+        }
+        self.remove_link(key);
+        Ok(())
+    }
+
+    pub(crate) fn on_flow(&mut self, flow: Flow, out: &mut Output<'_>) -> Result<(), Fault> {
+        self.windows
+            .on_flow(flow.next_incoming_id.map(|id| id.0), flow.incoming_window);
+        match flow.handle {
+            Some(handle) => {
+                let key = self.known_handle(handle)?;
+                if let Some(link) = self
+                    .links
+                    .get_mut(key)
+                    .filter(|link| link.state != LinkState::DetachSent)
+                {
+                    match &mut link.flow {
+                        LinkFlow::Sender(state) => {
+                            if let Some(credit) = flow.link_credit {
+                                state.on_flow(
+                                    flow.delivery_count.map(|count| count.0),
+                                    credit,
+                                    flow.drain,
+                                );
+                            }
+                        }
+                        LinkFlow::Receiver(state) => {
+                            state.on_flow(
+                                flow.delivery_count
+                                    .map_or(state.delivery_count, |count| count.0),
+                            );
+                        }
+                    }
+                    let credit = link.credit();
+                    // A drain is answered by `finish_drain` once the application has sent what it has.
+                    let answer_echo = flow.echo && !(link.role() == Role::Sender && flow.drain);
+                    out.events.push_back(Event::Flow {
+                        link: self.link_id(key),
+                        credit,
+                        drain: flow.drain,
+                        echo: flow.echo,
+                    });
+                    if answer_echo {
+                        self.send_flow(Some(key), out);
+                    }
+                }
+            }
+            None if flow.echo => self.send_flow(None, out),
+            None => {}
+        }
+        self.pump(out);
+        Ok(())
+    }
+
+    pub(crate) fn on_transfer(
+        &mut self,
+        transfer: Transfer,
+        payload: Bytes,
+        config: &ConnectionConfig,
+        out: &mut Output<'_>,
+    ) -> Result<(), Fault> {
+        if !self.windows.consume_incoming() {
+            return Err(Fault::session(
+                condition::WINDOW_VIOLATION,
+                "transfer beyond the session's incoming window",
+            ));
+        }
+        if self.windows.needs_replenish() {
+            self.windows.replenish();
+            self.send_flow(None, out);
+        }
+        let key = self.known_handle(transfer.handle)?;
+        let Some(link) = self.links.get_mut(key) else {
+            return Ok(());
+        };
+        match (link.state, &mut link.flow) {
+            // Frames in flight when we detached are dropped (§2.6.5).
+            (LinkState::DetachSent, _) => return Ok(()),
+            (LinkState::AttachReceived, _) => {
+                return self.link_fault(
+                    key,
+                    condition::ILLEGAL_STATE,
+                    "transfer before the attach was answered",
+                    out,
+                );
+            }
+            (_, LinkFlow::Sender(_)) => {
+                return self.link_fault(
+                    key,
+                    condition::NOT_ALLOWED,
+                    "transfer on a link where the server is the sender",
+                    out,
+                );
+            }
+            (LinkState::Attached, LinkFlow::Receiver(state)) => {
+                if link.partial.is_none() {
+                    let (Some(delivery_id), Some(delivery_tag)) =
+                        (transfer.delivery_id, transfer.delivery_tag.clone())
+                    else {
+                        return self.link_fault(
+                            key,
+                            condition::INVALID_FIELD,
+                            "first transfer of a delivery lacks delivery-id or delivery-tag",
+                            out,
+                        );
+                    };
+                    let credited = state.on_delivery();
+                    if !credited && state.overdraft > config.uncredited_transfer_allowance {
+                        return self.link_fault(
+                            key,
+                            condition::TRANSFER_LIMIT_EXCEEDED,
+                            "transfers far beyond the link credit",
+                            out,
+                        );
+                    }
+                    link.partial = Some(PartialDelivery {
+                        delivery_id: delivery_id.0,
+                        delivery_tag,
+                        message_format: transfer.message_format.unwrap_or(MessageFormat::AMQP),
+                        settled: false,
+                        rcv_settle_mode: transfer.rcv_settle_mode,
+                        beyond_credit: !credited,
+                        body: BytesMut::new(),
+                    });
+                }
+            }
+        }
+        let limit = match link.max_message_size {
+            0 => config.max_message_size,
+            own => own.min(config.max_message_size),
+        };
+        let Some(partial) = link.partial.as_mut() else {
+            return Ok(());
+        };
+        partial.settled |= transfer.settled.unwrap_or(false);
+        if transfer.aborted {
+            link.partial = None;
+            return Ok(());
+        }
+        let size = partial.body.len().saturating_add(payload.len());
+        if u64::try_from(size).unwrap_or(u64::MAX) > limit {
+            return self.link_fault(
+                key,
+                condition::MESSAGE_SIZE_EXCEEDED,
+                format!("message exceeds {limit} bytes"),
+                out,
+            );
+        }
+        if transfer.more {
+            partial.body.extend_from_slice(&payload);
+            return Ok(());
+        }
+        let Some(partial) = link.partial.take() else {
+            return Ok(());
+        };
+        let message = if partial.body.is_empty() {
+            payload
+        } else {
+            let mut body = partial.body;
+            body.extend_from_slice(&payload);
+            body.freeze()
+        };
+        if !partial.settled {
+            self.incoming_unsettled.insert(partial.delivery_id, key);
+        }
+        out.events.push_back(Event::Transfer(IncomingTransfer {
+            link: self.link_id(key),
+            delivery_id: DeliveryId(partial.delivery_id),
+            delivery_tag: partial.delivery_tag,
+            message,
+            message_format: partial.message_format,
+            settled: partial.settled,
+            rcv_settle_mode: partial.rcv_settle_mode,
+            beyond_credit: partial.beyond_credit,
+        }));
+        Ok(())
+    }
+
+    pub(crate) fn on_disposition(&mut self, disposition: Disposition, out: &mut Output<'_>) {
+        let first = disposition.first.0;
+        let last = disposition.last.map_or(first, |last| last.0);
+        let map = match disposition.role {
+            Role::Receiver => &mut self.outgoing_unsettled,
+            Role::Sender => &mut self.incoming_unsettled,
+        };
+        let matched = ids_in_range(map, first, last);
+        if disposition.settled {
+            for (id, _) in &matched {
+                map.remove(id);
+            }
+        }
+        // One update per run of consecutive ids on the same link.
+        let mut runs: Vec<(SlotKey, u32, u32)> = Vec::new();
+        for (id, key) in matched {
+            match runs.last_mut() {
+                Some((run_key, _, run_last))
+                    if *run_key == key && run_last.wrapping_add(1) == id =>
+                {
+                    *run_last = id;
+                }
+                _ => runs.push((key, id, id)),
+            }
+        }
+        for (key, first, last) in runs {
+            out.events.push_back(Event::Disposition(DispositionUpdate {
+                link: self.link_id(key),
+                role: disposition.role,
+                first: DeliveryId(first),
+                last: DeliveryId(last),
+                settled: disposition.settled,
+                state: disposition.state.clone(),
+            }));
+        }
+    }
+
+    /// The link for a peer handle, or the `unattached-handle` session error.
+    fn known_handle(&self, handle: Handle) -> Result<SlotKey, Fault> {
+        self.link_by_input_handle(handle.0).ok_or_else(|| {
+            Fault::session(
+                condition::UNATTACHED_HANDLE,
+                format!("handle {} is not attached", handle.0),
+            )
+        })
+    }
+
+    /// Ends one link with an error (§2.6.5 errant link): detach(closed, error) now, and the
+    /// link's later frames are dropped until the peer's detach arrives.
+    pub(crate) fn link_fault(
+        &mut self,
+        key: SlotKey,
+        condition: &str,
+        description: impl Into<String>,
+        out: &mut Output<'_>,
+    ) -> Result<(), Fault> {
+        let error = AmqpError::new(condition, description);
+        self.detach_link(key, Some(error.clone()), out);
+        self.report_detached(key, true, Some(error), out);
+        Ok(())
+    }
+
+    /// Sends our detach(closed) for an attached link and waits for the peer's.
+    pub(crate) fn detach_link(
+        &mut self,
+        key: SlotKey,
+        error: Option<AmqpError>,
+        out: &mut Output<'_>,
+    ) {
+        if let Some(link) = self.links.get_mut(key) {
+            link.state = LinkState::DetachSent;
+            link.partial = None;
+        }
+        self.send_control(
+            Performative::Detach(Detach {
+                handle: Handle(key.slot),
+                closed: true,
+                error,
+            }),
+            out,
+        );
+    }
+
+    fn report_detached(
+        &self,
+        key: SlotKey,
+        closed: bool,
+        error: Option<AmqpError>,
+        out: &mut Output<'_>,
+    ) {
+        out.events.push_back(Event::Detached {
+            link: self.link_id(key),
+            closed,
+            error,
+        });
+    }
+}
