@@ -6,6 +6,8 @@
 //! message kept as `Bytes` with lazily located sections, header/annotation rewriting, building).
 
 pub mod condition;
+pub mod driver;
+pub mod engine;
 pub mod error;
 pub mod frame;
 pub mod message;
