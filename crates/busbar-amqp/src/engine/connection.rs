@@ -139,6 +139,15 @@ impl Connection {
 
     /// Appends everything the engine has to send to `out`.
     pub fn poll_transmit(&mut self, out: &mut BytesMut) {
+        let low: Vec<SlotKey> = self
+            .sessions
+            .iter()
+            .filter(|(_, session)| session.replenish_pending)
+            .map(|(key, _)| key)
+            .collect();
+        for key in low {
+            self.with_output(key, |session, _, out| session.replenish(out));
+        }
         if self.outbox.is_empty() {
             return;
         }

@@ -70,6 +70,8 @@ pub(crate) struct Session {
     pub(crate) incoming_unsettled: BTreeMap<u32, SlotKey>,
     pub(crate) queue: VecDeque<Queued>,
     pub(crate) queued_bytes: usize,
+    /// Our incoming window is low; re-advertise it with the next transmit.
+    pub(crate) replenish_pending: bool,
 }
 
 impl Session {
@@ -95,6 +97,7 @@ impl Session {
             incoming_unsettled: BTreeMap::new(),
             queue: VecDeque::new(),
             queued_bytes: 0,
+            replenish_pending: false,
         }
     }
 
@@ -181,6 +184,15 @@ impl Session {
             if queued.rest.is_empty() {
                 self.queue.pop_front();
             }
+        }
+    }
+
+    /// Re-opens our incoming window and tells the peer, if it ran low.
+    pub(crate) fn replenish(&mut self, out: &mut Output<'_>) {
+        if self.replenish_pending && self.state == SessionState::Mapped {
+            self.replenish_pending = false;
+            self.windows.replenish();
+            self.send_flow(None, out);
         }
     }
 

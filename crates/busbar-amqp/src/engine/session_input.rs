@@ -166,10 +166,9 @@ impl Session {
                 "transfer beyond the session's incoming window",
             ));
         }
-        if self.windows.needs_replenish() {
-            self.windows.replenish();
-            self.send_flow(None, out);
-        }
+        // The window re-opens when our flow actually leaves (`Connection::poll_transmit`):
+        // frames the peer sent in the same burst cannot have seen it.
+        self.replenish_pending |= self.windows.needs_replenish();
         let key = self.known_handle(transfer.handle)?;
         let Some(link) = self.links.get_mut(key) else {
             return Ok(());
