@@ -1,0 +1,616 @@
+//! Engine tests at session and link scope with a scripted peer: credit and delivery-count
+//! arithmetic, drain and echo, multi-frame transfers both ways, aborts, disposition ranges,
+//! window violations, handle errors, the refusal pattern and detach-after-end tolerance.
+
+mod engine_peer;
+
+use bytes::{Bytes, BytesMut};
+
+use busbar_amqp::condition;
+use busbar_amqp::engine::{
+    ConnectionConfig, ConnectionState, DeliveryId, EngineError, Event, LinkId, OutgoingDelivery,
+};
+use busbar_amqp::frame::encode_amqp_frame;
+use busbar_amqp::performatives::{
+    Accepted, AmqpError, DeliveryNumber, DeliveryState, Detach, Disposition, End, Flow, Handle,
+    MessageFormat, Performative, Role, Transfer,
+};
+use engine_peer::{Peer, attach_frame, session_flow};
+
+fn delivery(tag: &[u8], message: Bytes) -> OutgoingDelivery {
+    OutgoingDelivery {
+        tag: Bytes::copy_from_slice(tag),
+        message,
+        message_format: MessageFormat::AMQP,
+        settled: false,
+    }
+}
+
+fn transfer(handle: u32, delivery_id: Option<u32>, more: bool) -> Transfer {
+    let mut transfer = Transfer::new(Handle(handle));
+    transfer.delivery_id = delivery_id.map(DeliveryNumber);
+    transfer.delivery_tag = delivery_id.map(|id| Bytes::copy_from_slice(&id.to_be_bytes()));
+    transfer.more = more;
+    transfer
+}
+
+fn expect_flow(peer: &mut Peer) -> Flow {
+    match peer.recv_performative() {
+        Performative::Flow(flow) => flow,
+        other => panic!("expected flow, got {other:?}"),
+    }
+}
+
+fn expect_end_condition(peer: &mut Peer) -> String {
+    match peer.recv_performative() {
+        Performative::End(End { error: Some(error) }) => error.condition.as_str().to_owned(),
+        other => panic!("expected end with error, got {other:?}"),
+    }
+}
+
+/// An open connection with one session on channel 1 and the client receiving on handle 1.
+fn receiving_client() -> (Peer, LinkId) {
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 65536);
+    let link = peer.attach(1, 1, Role::Receiver, "q");
+    (peer, link)
+}
+
+/// An open connection with one session on channel 1 and the client sending on handle 1.
+fn sending_client(config: ConnectionConfig) -> (Peer, LinkId) {
+    let mut peer = Peer::new(config);
+    peer.open(65536, None);
+    peer.begin(1, 65536);
+    let link = peer.attach(1, 1, Role::Sender, "q");
+    (peer, link)
+}
+
+#[test]
+fn sender_credit_is_absolute_and_never_overdrawn() {
+    let (mut peer, link) = receiving_client();
+    assert_eq!(peer.conn.link_credit(link), Ok(0));
+    assert_eq!(
+        peer.conn
+            .send_transfer(link, delivery(b"a", Bytes::from_static(b"m"))),
+        Err(EngineError::NoCredit)
+    );
+    peer.flow(1, 1, Some(0), 3, false);
+    assert!(matches!(
+        peer.events()[..],
+        [Event::Flow {
+            credit: 3,
+            drain: false,
+            ..
+        }]
+    ));
+    for tag in [b"a", b"b", b"c"] {
+        peer.conn
+            .send_transfer(link, delivery(tag, Bytes::from_static(b"m")))
+            .unwrap();
+    }
+    assert_eq!(
+        peer.conn
+            .send_transfer(link, delivery(b"d", Bytes::from_static(b"m"))),
+        Err(EngineError::NoCredit)
+    );
+    // The client saw one of our three deliveries and grants 5 from there: 1 + 5 - 3 = 3.
+    peer.flow(1, 1, Some(1), 5, false);
+    assert_eq!(peer.conn.link_credit(link), Ok(3));
+    for id in 0..3 {
+        let (_, Performative::Transfer(transfer), payload) = peer.recv_amqp() else {
+            panic!("expected transfer");
+        };
+        assert_eq!(transfer.delivery_id, Some(DeliveryNumber(id)));
+        assert_eq!(&payload[..], b"m");
+    }
+}
+
+#[test]
+fn drain_consumes_unused_credit_and_echo_is_answered() {
+    let (mut peer, link) = receiving_client();
+    // js_drain trace: flow(delivery-count=1, link-credit=4, drain) -> flow(5, 0, drain).
+    peer.flow(1, 1, Some(0), 1, false);
+    peer.conn
+        .send_transfer(link, delivery(b"a", Bytes::from_static(b"m")))
+        .unwrap();
+    peer.recv_amqp();
+    peer.flow(1, 1, Some(1), 4, true);
+    assert!(matches!(
+        peer.events()[..],
+        [
+            _,
+            Event::Flow {
+                credit: 4,
+                drain: true,
+                ..
+            }
+        ]
+    ));
+    peer.expect_silence();
+    peer.conn.finish_drain(link).unwrap();
+    let flow = expect_flow(&mut peer);
+    assert_eq!(flow.handle, Some(Handle(link.handle())));
+    assert_eq!(
+        (
+            flow.delivery_count.map(|c| c.0),
+            flow.link_credit,
+            flow.drain
+        ),
+        (Some(5), Some(0), true)
+    );
+    assert_eq!(peer.conn.link_credit(link), Ok(0));
+    // A second finish does nothing.
+    peer.conn.finish_drain(link).unwrap();
+    peer.expect_silence();
+
+    let mut echo = session_flow(0, 100);
+    echo.handle = Some(Handle(1));
+    echo.delivery_count = Some(busbar_amqp::performatives::SequenceNo(5));
+    echo.link_credit = Some(2);
+    echo.echo = true;
+    peer.send(1, echo);
+    let flow = expect_flow(&mut peer);
+    assert_eq!(
+        (
+            flow.delivery_count.map(|c| c.0),
+            flow.link_credit,
+            flow.drain
+        ),
+        (Some(5), Some(2), false)
+    );
+}
+
+#[test]
+fn receiver_credit_grants_counts_deliveries_and_tolerates_a_bounded_overdraft() {
+    let config = ConnectionConfig {
+        uncredited_transfer_allowance: 2,
+        ..ConnectionConfig::default()
+    };
+    let (mut peer, link) = sending_client(config);
+    peer.conn.set_credit(link, 2).unwrap();
+    let flow = expect_flow(&mut peer);
+    assert_eq!(
+        (flow.delivery_count.map(|c| c.0), flow.link_credit),
+        (Some(0), Some(2))
+    );
+    for id in 0..4 {
+        peer.send_with_payload(1, transfer(1, Some(id), false), b"hello");
+    }
+    let beyond: Vec<bool> = peer
+        .events()
+        .into_iter()
+        .map(|event| match event {
+            Event::Transfer(transfer) => transfer.beyond_credit,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(beyond, [false, false, true, true]);
+    peer.conn.add_credit(link, 1).unwrap();
+    assert_eq!(expect_flow(&mut peer).link_credit, Some(1));
+    peer.send_with_payload(1, transfer(1, Some(4), false), b"x");
+    peer.send_with_payload(1, transfer(1, Some(5), false), b"x");
+    peer.send_with_payload(1, transfer(1, Some(6), false), b"x");
+    peer.send_with_payload(1, transfer(1, Some(7), false), b"x");
+    // The third uncredited delivery exceeds the allowance: the link, and only it, is detached.
+    match peer.recv_performative() {
+        Performative::Detach(Detach {
+            closed: true,
+            error: Some(error),
+            ..
+        }) => {
+            assert_eq!(error.condition.as_str(), condition::TRANSFER_LIMIT_EXCEEDED);
+        }
+        other => panic!("expected detach, got {other:?}"),
+    }
+    assert_eq!(peer.conn.state(), ConnectionState::Opened);
+}
+
+#[test]
+fn outgoing_messages_are_split_to_the_peers_max_frame_size() {
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(512, None);
+    peer.begin(1, 65536);
+    let link = peer.attach(1, 1, Role::Receiver, "q");
+    peer.flow(1, 1, Some(0), 1, false);
+    let message: Bytes = (0..3000u32).map(|i| i as u8).collect::<Vec<u8>>().into();
+    peer.conn
+        .send_transfer(link, delivery(b"big", message.clone()))
+        .unwrap();
+    peer.pull();
+    let mut reassembled = BytesMut::new();
+    let mut frames = 0;
+    loop {
+        let before = peer.unread();
+        let (_, Performative::Transfer(transfer), payload) = peer.recv_amqp() else {
+            panic!("expected transfer");
+        };
+        assert!(
+            before - peer.unread() <= 512,
+            "frame larger than the peer's max"
+        );
+        frames += 1;
+        if frames == 1 {
+            assert_eq!(transfer.delivery_tag.as_deref(), Some(&b"big"[..]));
+        }
+        reassembled.extend_from_slice(&payload);
+        if !transfer.more {
+            break;
+        }
+    }
+    assert!(frames >= 7);
+    assert_eq!(reassembled.freeze(), message);
+}
+
+#[test]
+fn outgoing_transfers_wait_for_the_peers_session_window_within_a_bound() {
+    let config = ConnectionConfig {
+        max_buffered_outgoing: 10_000,
+        ..ConnectionConfig::default()
+    };
+    let mut peer = Peer::new(config);
+    peer.open(65536, None);
+    peer.begin(1, 2);
+    let link = peer.attach(1, 1, Role::Receiver, "q");
+    let mut flow = session_flow(0, 2);
+    flow.handle = Some(Handle(1));
+    flow.link_credit = Some(100);
+    peer.send(1, flow);
+    peer.events();
+    for tag in [b"a", b"b", b"c"] {
+        peer.conn
+            .send_transfer(link, delivery(tag, Bytes::from(vec![7; 4000])))
+            .unwrap();
+    }
+    // Window of two frames: two go out, the third waits; a fourth would exceed the buffer.
+    assert_eq!(
+        peer.conn
+            .send_transfer(link, delivery(b"d", Bytes::from(vec![7; 8000]))),
+        Err(EngineError::Backpressure)
+    );
+    assert!(matches!(
+        peer.recv_performative(),
+        Performative::Transfer(_)
+    ));
+    assert!(matches!(
+        peer.recv_performative(),
+        Performative::Transfer(_)
+    ));
+    peer.expect_silence();
+    assert_eq!(peer.conn.queued_bytes(link.session), Ok(4000));
+    peer.send(1, session_flow(2, 10));
+    assert!(matches!(
+        peer.recv_performative(),
+        Performative::Transfer(_)
+    ));
+    assert_eq!(peer.conn.queued_bytes(link.session), Ok(0));
+}
+
+#[test]
+fn incoming_multi_frame_transfers_are_reassembled_and_aborts_dropped() {
+    let (mut peer, link) = sending_client(ConnectionConfig::default());
+    peer.conn.set_credit(link, 10).unwrap();
+    peer.send_with_payload(1, transfer(1, Some(0), true), b"hel");
+    peer.send_with_payload(1, transfer(1, None, true), b"lo ");
+    peer.send_with_payload(1, transfer(1, None, false), b"world");
+    match &peer.events()[..] {
+        [Event::Transfer(t)] => {
+            assert_eq!(&t.message[..], b"hello world");
+            assert_eq!(t.delivery_id, DeliveryId(0));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    peer.send_with_payload(1, transfer(1, Some(1), true), b"part");
+    let mut abort = transfer(1, None, false);
+    abort.aborted = true;
+    peer.send(1, abort);
+    assert!(peer.events().is_empty());
+    peer.send_with_payload(1, transfer(1, Some(2), false), b"next");
+    assert!(matches!(&peer.events()[..], [Event::Transfer(t)] if &t.message[..] == b"next"));
+    // The aborted delivery still used its credit.
+    assert_eq!(peer.conn.link_credit(link), Ok(7));
+}
+
+#[test]
+fn a_message_over_the_links_limit_detaches_only_that_link() {
+    let config = ConnectionConfig {
+        max_message_size: 10,
+        ..ConnectionConfig::default()
+    };
+    let (mut peer, link) = sending_client(config);
+    let other = peer.attach(1, 2, Role::Sender, "q2");
+    peer.conn.set_credit(link, 10).unwrap();
+    peer.send_with_payload(1, transfer(1, Some(0), true), b"123456");
+    peer.send_with_payload(1, transfer(1, None, false), b"789012");
+    let detach = loop {
+        match peer.recv_performative() {
+            Performative::Detach(detach) => break detach,
+            Performative::Flow(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(
+        detach.error.unwrap().condition.as_str(),
+        condition::MESSAGE_SIZE_EXCEEDED
+    );
+    // Frames in flight on the errant link are dropped; the other link still works.
+    peer.send_with_payload(1, transfer(1, Some(1), false), b"late");
+    peer.conn.set_credit(other, 1).unwrap();
+    peer.send_with_payload(1, transfer(2, Some(2), false), b"ok");
+    assert!(
+        peer.events()
+            .iter()
+            .any(|e| matches!(e, Event::Transfer(t) if t.link == other))
+    );
+    peer.send(
+        1,
+        Detach {
+            handle: Handle(1),
+            closed: true,
+            error: None,
+        },
+    );
+    assert_eq!(peer.conn.link_count(link.session), Ok(1));
+}
+
+#[test]
+fn dispositions_over_ranges_are_mapped_to_each_links_deliveries() {
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 65536);
+    let a = peer.attach(1, 1, Role::Receiver, "a");
+    let b = peer.attach(1, 2, Role::Receiver, "b");
+    peer.flow(1, 1, Some(0), 10, false);
+    peer.flow(1, 2, Some(0), 10, false);
+    peer.events();
+    let ids: Vec<DeliveryId> = [a, a, b, a]
+        .iter()
+        .map(|link| {
+            peer.conn
+                .send_transfer(*link, delivery(b"t", Bytes::from_static(b"m")))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [DeliveryId(0), DeliveryId(1), DeliveryId(2), DeliveryId(3)]
+    );
+    peer.send(
+        1,
+        Disposition {
+            role: Role::Receiver,
+            first: DeliveryNumber(0),
+            last: Some(DeliveryNumber(3)),
+            settled: true,
+            state: Some(DeliveryState::Accepted(Accepted {})),
+            batchable: false,
+        },
+    );
+    let ranges: Vec<(LinkId, u32, u32)> = peer
+        .events()
+        .into_iter()
+        .map(|event| match event {
+            Event::Disposition(update) => {
+                assert!(update.settled && matches!(update.state, Some(DeliveryState::Accepted(_))));
+                (update.link, update.first.0, update.last.0)
+            }
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(ranges, [(a, 0, 1), (b, 2, 2), (a, 3, 3)]);
+    // Settled deliveries are forgotten: the same disposition again reports nothing.
+    peer.send(
+        1,
+        Disposition {
+            role: Role::Receiver,
+            first: DeliveryNumber(0),
+            last: Some(DeliveryNumber(3)),
+            settled: true,
+            state: None,
+            batchable: false,
+        },
+    );
+    assert!(peer.events().is_empty());
+}
+
+#[test]
+fn our_dispositions_carry_the_outcome_for_a_range() {
+    let (mut peer, link) = sending_client(ConnectionConfig::default());
+    peer.conn.set_credit(link, 5).unwrap();
+    expect_flow(&mut peer);
+    for id in 0..3 {
+        peer.send_with_payload(1, transfer(1, Some(id), false), b"m");
+    }
+    peer.events();
+    let rejected = DeliveryState::Rejected(busbar_amqp::performatives::Rejected {
+        error: Some(AmqpError::new("amqp:link:message-size-exceeded", "too big")),
+    });
+    peer.conn
+        .send_disposition(
+            link,
+            DeliveryId(0),
+            DeliveryId(2),
+            true,
+            Some(rejected.clone()),
+        )
+        .unwrap();
+    match peer.recv_performative() {
+        Performative::Disposition(d) => {
+            assert_eq!(
+                (d.role, d.first.0, d.last.map(|l| l.0), d.settled),
+                (Role::Receiver, 0, Some(2), true)
+            );
+            assert_eq!(d.state, Some(rejected));
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn a_transfer_beyond_the_incoming_window_ends_the_session_only() {
+    let config = ConnectionConfig {
+        incoming_window: 2,
+        ..ConnectionConfig::default()
+    };
+    let (mut peer, link) = sending_client(config);
+    peer.conn.set_credit(link, 10).unwrap();
+    expect_flow(&mut peer);
+    let mut burst = BytesMut::new();
+    for id in 0..3 {
+        encode_amqp_frame(1, &transfer(1, Some(id), false).into(), b"m", &mut burst);
+    }
+    peer.send_bytes(&burst);
+    assert_eq!(expect_end_condition(&mut peer), condition::WINDOW_VIOLATION);
+    assert_eq!(peer.conn.state(), ConnectionState::Opened);
+    let events = peer.events();
+    assert!(matches!(
+        events.last(),
+        Some(Event::SessionEnded { error: Some(_), .. })
+    ));
+    // The session's later frames are discarded until the peer's end; then the channel is reusable.
+    peer.send_with_payload(1, transfer(1, Some(3), false), b"m");
+    peer.send(1, End { error: None });
+    peer.expect_silence();
+    peer.begin(1, 100);
+}
+
+#[test]
+fn windows_re_open_between_bursts() {
+    let config = ConnectionConfig {
+        incoming_window: 2,
+        ..ConnectionConfig::default()
+    };
+    let (mut peer, link) = sending_client(config);
+    peer.conn.set_credit(link, 10).unwrap();
+    expect_flow(&mut peer);
+    for id in 0..6 {
+        peer.send_with_payload(1, transfer(1, Some(id), false), b"m");
+    }
+    assert_eq!(peer.events().len(), 6);
+    let flow = expect_flow(&mut peer);
+    assert_eq!((flow.handle, flow.incoming_window), (None, 2));
+}
+
+#[test]
+fn handle_errors_end_the_session_with_the_named_condition() {
+    let (mut peer, _) = receiving_client();
+    peer.send(1, attach_frame(1, Role::Receiver, "again"));
+    assert_eq!(expect_end_condition(&mut peer), condition::HANDLE_IN_USE);
+
+    let (mut peer, _) = receiving_client();
+    peer.begin(2, 100);
+    peer.flow(1, 9, Some(0), 1, false);
+    assert_eq!(
+        expect_end_condition(&mut peer),
+        condition::UNATTACHED_HANDLE
+    );
+    // The other session is untouched.
+    peer.send(2, attach_frame(1, Role::Sender, "q"));
+    assert!(matches!(
+        peer.events().last(),
+        Some(Event::AttachRequested(_))
+    ));
+}
+
+#[test]
+fn refusal_is_a_null_terminus_attach_and_a_detach_in_one_write() {
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 100);
+    peer.send(1, attach_frame(4, Role::Receiver, "missing"));
+    let Some(Event::AttachRequested(request)) = peer.events().pop() else {
+        panic!("expected AttachRequested");
+    };
+    peer.conn
+        .refuse_attach(
+            request.link,
+            AmqpError::new(condition::NOT_FOUND, "no such entity"),
+        )
+        .unwrap();
+    let Performative::Attach(attach) = peer.recv_performative() else {
+        panic!("expected attach");
+    };
+    assert!(attach.source.is_none() && attach.target.is_none());
+    assert_eq!(attach.role, Role::Sender);
+    match peer.recv_performative() {
+        Performative::Detach(Detach {
+            closed: true,
+            error: Some(error),
+            handle,
+        }) => {
+            assert_eq!(error.condition.as_str(), condition::NOT_FOUND);
+            assert_eq!(handle, attach.handle);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    peer.send(
+        1,
+        Detach {
+            handle: Handle(4),
+            closed: true,
+            error: None,
+        },
+    );
+    peer.expect_silence();
+    assert_eq!(peer.conn.link_count(request.link.session), Ok(0));
+    // The stale id no longer reaches anything, even after the slot is reused.
+    let fresh = peer.attach(1, 4, Role::Receiver, "q");
+    assert_eq!(fresh.handle(), request.link.handle());
+    assert_eq!(
+        peer.conn.link_credit(request.link),
+        Err(EngineError::UnknownLink)
+    );
+}
+
+#[test]
+fn peer_detach_is_answered_and_detach_after_end_is_ignored() {
+    let (mut peer, link) = receiving_client();
+    peer.send(
+        1,
+        Detach {
+            handle: Handle(1),
+            closed: true,
+            error: None,
+        },
+    );
+    assert!(matches!(
+        peer.recv_performative(),
+        Performative::Detach(Detach { closed: true, .. })
+    ));
+    assert!(matches!(
+        peer.events()[..],
+        [Event::Detached { closed: true, .. }]
+    ));
+    assert_eq!(peer.conn.link_credit(link), Err(EngineError::UnknownLink));
+
+    // Python: detach links, end, then a late detach on the ended channel, then close.
+    let (mut peer, _) = receiving_client();
+    peer.attach(1, 4, Role::Sender, "$management");
+    peer.send(1, End { error: None });
+    assert!(matches!(
+        peer.recv_performative(),
+        Performative::End(End { error: None })
+    ));
+    peer.send(
+        1,
+        Detach {
+            handle: Handle(4),
+            closed: true,
+            error: None,
+        },
+    );
+    peer.expect_silence();
+    assert_eq!(peer.conn.state(), ConnectionState::Opened);
+    let events = peer.events();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Detached { .. }))
+            .count(),
+        2
+    );
+    assert!(matches!(
+        events.last(),
+        Some(Event::SessionEnded { error: None, .. })
+    ));
+}
