@@ -1,0 +1,273 @@
+"""Fixtures that run the real `busbar` binary for the official Python SDK tests.
+
+Each test module gets its own broker: a fresh temporary data directory, a test `Config.json`
+(the Service Bus emulator's format) with one queue per test, and `--listen 127.0.0.1:0`; the
+port is read from the broker's stdout. Stopping sends SIGTERM and asserts exit status 0.
+"""
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from azure.servicebus import ServiceBusClient
+
+from support import connection_string
+
+# How long the broker may take to start listening, or to exit after SIGTERM.
+START_TIMEOUT_SECS = 30
+STOP_TIMEOUT_SECS = 20
+
+# Every queue the suite uses, one per test so that tests stay independent while sharing a
+# broker per module. Properties not listed keep the emulator defaults (§9.4 of
+# servicebus-amqp.md): LockDuration PT1M, MaxDeliveryCount 3, TTL PT1H, no duplicate detection.
+QUEUES = {
+    "q-send-receive": {},
+    "q-properties": {},
+    "q-batch": {},
+    "q-receive-and-delete": {},
+    "q-complete": {},
+    "q-abandon": {"MaxDeliveryCount": 10},
+    "q-dead-letter": {},
+    "q-defer": {},
+    "q-deferred-dead-letter": {},
+    "q-peek": {},
+    "q-peek-dlq": {},
+    "q-lock-renewal": {"LockDuration": "PT5S", "MaxDeliveryCount": 10},
+    "q-lock-expiry": {"LockDuration": "PT5S", "MaxDeliveryCount": 10},
+    "q-lock-lost-renew": {"LockDuration": "PT5S", "MaxDeliveryCount": 10},
+    "q-max-delivery": {"LockDuration": "PT5S", "MaxDeliveryCount": 3},
+    "q-max-delivery-expiry": {"LockDuration": "PT5S", "MaxDeliveryCount": 2},
+    "q-schedule": {},
+    "q-cancel-schedule": {},
+    "q-dedup": {
+        "RequiresDuplicateDetection": True,
+        "DuplicateDetectionHistoryTimeWindow": "PT1M",
+    },
+    "q-no-dedup": {},
+    "q-ttl-dead-letter": {
+        "DefaultMessageTimeToLive": "PT2S",
+        "DeadLetteringOnMessageExpiration": True,
+    },
+    "q-ttl-drop": {"DefaultMessageTimeToLive": "PT2S"},
+    "q-oversize": {},
+    "q-auth": {},
+    "q-restart": {},
+}
+
+
+def emulator_config(queues):
+    """The emulator's `Config.json` document declaring `queues` (name -> properties)."""
+    return {
+        "UserConfig": {
+            "Namespaces": [
+                {
+                    "Name": "sbemulatorns",
+                    "Queues": [
+                        {"Name": name, "Properties": properties}
+                        for name, properties in queues.items()
+                    ],
+                    "Topics": [],
+                }
+            ],
+            "Logging": {"Type": "Console"},
+        }
+    }
+
+
+# The stable start-up line (`listening on 127.0.0.1:40123`), or, failing that, the connection
+# string the binary prints; either names the port actually bound.
+_LISTENING = re.compile(r"listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
+_CONNECTION_STRING = re.compile(r"Endpoint=sb://[^;:/]+:(\d+)")
+
+
+class Broker:
+    """One `busbar` process, restartable on the same data directory."""
+
+    def __init__(self, binary, workdir, config=None):
+        self.binary = binary
+        self.workdir = Path(workdir)
+        self.data_dir = self.workdir / "data"
+        self.config = config
+        self.process = None
+        self.port = None
+        self.starts = 0
+        self._stdout_lines = queue.Queue()
+
+    @property
+    def connection_string(self):
+        return connection_string(self.port)
+
+    def start(self):
+        assert self.process is None, "the broker is already running"
+        self.starts += 1
+        arguments = [self.binary, "--data-dir", str(self.data_dir), "--listen", "127.0.0.1:0"]
+        if self.config is not None:
+            config_path = self.workdir / "Config.json"
+            config_path.write_text(json.dumps(emulator_config(self.config), indent=2))
+            arguments += ["--config", str(config_path)]
+        self._log_path = self.workdir / f"broker-{self.starts}.log"
+        log = open(self._log_path, "wb")
+        self.process = subprocess.Popen(
+            arguments,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "info")},
+        )
+        log.close()
+        self._stdout_lines = queue.Queue()
+        threading.Thread(
+            target=_pump_lines, args=(self.process.stdout, self._stdout_lines), daemon=True
+        ).start()
+        self.port = self._await_port()
+
+    def _await_port(self):
+        deadline = time.monotonic() + START_TIMEOUT_SECS
+        seen = []
+        while time.monotonic() < deadline:
+            try:
+                line = self._stdout_lines.get(timeout=0.1)
+            except queue.Empty:
+                if self.process.poll() is not None and self._stdout_lines.empty():
+                    break
+                continue
+            if line is None:
+                break
+            seen.append(line)
+            for pattern in (_LISTENING, _CONNECTION_STRING):
+                found = pattern.search(line)
+                # Port 0 is the request (`--listen 127.0.0.1:0`), not the bound port.
+                if found and int(found.group(1)) != 0:
+                    return int(found.group(1))
+        status = self.process.poll()
+        if status is None:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+        pytest.fail(
+            "busbar did not report a listening port "
+            f"(exit status {status}).\nstdout:\n{''.join(seen)}\nstderr:\n{self.log_tail()}"
+        )
+
+    def stop(self):
+        """SIGTERM, then assert a clean exit (status 0) within the time limit."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            status = process.wait(timeout=STOP_TIMEOUT_SECS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            pytest.fail(f"busbar ignored SIGTERM for {STOP_TIMEOUT_SECS} s\n{self.log_tail()}")
+        assert status == 0, f"busbar exited with status {status} on SIGTERM\n{self.log_tail()}"
+
+    def kill(self):
+        """Ends the process without checking how (clean-up after a failed test)."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def restart(self):
+        """Stops and starts on the same data directory; the port (and connection string) change."""
+        self.stop()
+        self.start()
+
+    def log_tail(self, lines=40):
+        try:
+            text = self._log_path.read_text(errors="replace")
+        except (AttributeError, OSError):
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _pump_lines(stream, lines):
+    # Reads stdout to its end so the broker never blocks on a full pipe.
+    for raw in iter(stream.readline, b""):
+        lines.put(raw.decode(errors="replace"))
+    lines.put(None)
+
+
+def busbar_binary():
+    binary = os.environ.get("BUSBAR_BIN")
+    if not binary:
+        pytest.exit(
+            "BUSBAR_BIN is not set: point it at the busbar binary "
+            "(cargo test runs these tests through tests/python_sdk.rs, which sets it)",
+            returncode=2,
+        )
+    if not os.access(binary, os.X_OK):
+        pytest.exit(f"BUSBAR_BIN={binary} is not an executable file", returncode=2)
+    return binary
+
+
+def running_broker(workdir, config):
+    """Starts a broker; the caller stops it (see the fixtures below)."""
+    broker = Broker(busbar_binary(), workdir, config)
+    broker.start()
+    return broker
+
+
+def _finish(broker):
+    # A test that left the broker stopped (a failed restart) has nothing to stop; otherwise the
+    # clean SIGTERM exit is itself part of what the suite checks.
+    if broker.process is not None and broker.process.poll() is not None:
+        status = broker.process.returncode
+        broker.process = None
+        pytest.fail(f"busbar died during the tests (status {status})\n{broker.log_tail()}")
+    broker.stop()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """A broker shared by one test module, with every queue of `QUEUES`."""
+    instance = running_broker(tmp_path_factory.mktemp("busbar"), QUEUES)
+    try:
+        yield instance
+    finally:
+        try:
+            _finish(instance)
+        finally:
+            instance.kill()
+
+
+@pytest.fixture
+def own_broker(tmp_path):
+    """A broker for one test alone (for restarts), with every queue of `QUEUES`."""
+    instance = running_broker(tmp_path, QUEUES)
+    try:
+        yield instance
+    finally:
+        try:
+            _finish(instance)
+        finally:
+            instance.kill()
+
+
+@pytest.fixture
+def default_broker(tmp_path):
+    """A broker started without `--config`: the emulator's default entities (`queue.1`, …)."""
+    instance = running_broker(tmp_path, None)
+    try:
+        yield instance
+    finally:
+        try:
+            _finish(instance)
+        finally:
+            instance.kill()
+
+
+@pytest.fixture
+def client(broker):
+    """A `ServiceBusClient` on the module's broker; closed after the test."""
+    with ServiceBusClient.from_connection_string(broker.connection_string) as sb_client:
+        yield sb_client

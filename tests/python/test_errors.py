@@ -1,0 +1,72 @@
+"""Errors the SDK must raise as its documented exception classes."""
+
+import pytest
+from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import (
+    MessageSizeExceededError,
+    MessagingEntityNotFoundError,
+    ServiceBusAuthenticationError,
+)
+
+from support import bodies, connection_string, peek_all, strict_client
+
+# Service Bus (and the emulator) accept messages up to 256 KiB.
+MAX_MESSAGE_SIZE = 256 * 1024
+
+
+def test_oversize_message_is_rejected_and_the_sender_stays_usable(client):
+    with client.get_queue_sender("q-oversize") as sender:
+        with pytest.raises(MessageSizeExceededError):
+            sender.send_messages(ServiceBusMessage("x" * (MAX_MESSAGE_SIZE + 40 * 1024)))
+        sender.send_messages(ServiceBusMessage("small"))
+    assert bodies(peek_all(client, "q-oversize")) == ["small"]
+
+
+def test_batch_refuses_a_message_beyond_the_advertised_limit(client):
+    with client.get_queue_sender("q-oversize") as sender:
+        batch = sender.create_message_batch()
+        # The SDK sizes batches by the max-message-size the broker advertises on the link.
+        assert batch.max_size_in_bytes == MAX_MESSAGE_SIZE
+        with pytest.raises(MessageSizeExceededError):
+            batch.add_message(ServiceBusMessage("x" * (MAX_MESSAGE_SIZE + 1024)))
+
+
+def test_sending_to_an_unknown_queue_raises_entity_not_found(broker):
+    with strict_client(broker.connection_string) as client:
+        # The SDK opens the link on entering the block, so the error may surface there.
+        with pytest.raises(MessagingEntityNotFoundError):
+            with client.get_queue_sender("no-such-queue") as sender:
+                sender.send_messages(ServiceBusMessage("lost"))
+
+
+def test_receiving_from_an_unknown_queue_raises_entity_not_found(broker):
+    with strict_client(broker.connection_string) as client:
+        with pytest.raises(MessagingEntityNotFoundError):
+            with client.get_queue_receiver("no-such-queue") as receiver:
+                receiver.receive_messages(max_message_count=1, max_wait_time=5)
+
+
+def test_wrong_sas_key_raises_an_authentication_error_and_nothing_is_sent(broker):
+    # A refused CBS put-token surfaces as TokenAuthFailure inside the SDK, which it raises as
+    # ServiceBusAuthenticationError (_pyamqp/cbs.py, _transport/_pyamqp_transport.py).
+    wrong = connection_string(broker.port, key="NOT_THE_KEY")
+    with strict_client(wrong) as client:
+        with pytest.raises(ServiceBusAuthenticationError) as raised:
+            with client.get_queue_sender("q-auth") as sender:
+                sender.send_messages(ServiceBusMessage("forged"))
+    assert "401" in str(raised.value)
+    with strict_client(broker.connection_string) as client:
+        assert peek_all(client, "q-auth") == []
+
+
+def test_wrong_sas_key_cannot_receive(broker):
+    with strict_client(broker.connection_string) as client:
+        with client.get_queue_sender("q-auth") as sender:
+            sender.send_messages(ServiceBusMessage("secret"))
+    wrong = connection_string(broker.port, key="NOT_THE_KEY")
+    with strict_client(wrong) as client:
+        with pytest.raises(ServiceBusAuthenticationError):
+            with client.get_queue_receiver("q-auth") as receiver:
+                receiver.receive_messages(max_message_count=1, max_wait_time=5)
+    with strict_client(broker.connection_string) as client:
+        assert bodies(peek_all(client, "q-auth")) == ["secret"]
