@@ -271,3 +271,16 @@ def client(broker):
     """A `ServiceBusClient` on the module's broker; closed after the test."""
     with ServiceBusClient.from_connection_string(broker.connection_string) as sb_client:
         yield sb_client
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Attaches the tail of the broker's log to a failed test's report."""
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed:
+        return
+    for name in ("broker", "own_broker", "default_broker"):
+        instance = item.funcargs.get(name) if hasattr(item, "funcargs") else None
+        if isinstance(instance, Broker):
+            report.sections.append((f"busbar log ({name})", instance.log_tail()))
