@@ -187,3 +187,56 @@ fn optional_sections_take_defaults() {
         }
     );
 }
+
+#[test]
+fn entities_are_found_by_address_ignoring_case() {
+    use busbar_broker::Address;
+    let namespace = Config::emulator_default().namespace;
+    let exists = |address: &str| {
+        namespace.has_entity(&Address::parse(address).unwrap().entity_node().unwrap().path)
+    };
+    assert!(exists("amqps://localhost:5673/queue.1"));
+    assert!(exists("/QUEUE.1/$DeadLetterQueue"));
+    assert!(exists("topic.1"));
+    assert!(exists("Topic.1/subscriptions/Subscription.1/$management"));
+    assert!(!exists("queue.2"));
+    assert!(!exists("topic.1/Subscriptions/subscription.2"));
+    assert!(
+        !exists("queue.1/Subscriptions/subscription.1"),
+        "queues have no subscriptions"
+    );
+}
+
+#[test]
+fn put_token_checks_existence_against_the_configuration() {
+    use busbar_broker::auth::{PutTokenOutcome, SasKeys, put_token, sign_token};
+    let namespace = Config::emulator_default().namespace;
+    let decide = |audience: &str| {
+        let token = sign_token(
+            audience,
+            "RootManageSharedAccessKey",
+            "SAS_KEY_VALUE",
+            2_000_000_000,
+        );
+        put_token(
+            &SasKeys::emulator(),
+            &token,
+            audience,
+            1_000_000_000_000,
+            |path| namespace.has_entity(path),
+        )
+    };
+    let accepted = PutTokenOutcome::Accepted {
+        expires_at_unix_millis: 2_000_000_000_000,
+    };
+    assert_eq!(
+        decide("sb://localhost/topic.1/Subscriptions/subscription.1"),
+        accepted
+    );
+    assert_eq!(
+        decide("sb://localhost/queue.9"),
+        PutTokenOutcome::EntityNotFound {
+            entity: "queue.9".into()
+        }
+    );
+}

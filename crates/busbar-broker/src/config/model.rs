@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::address::EntityPath;
 use crate::names::EntityName;
 
 /// The name Service Bus gives the rule of a subscription created without rules.
@@ -199,6 +200,32 @@ impl Config {
                 file: true,
                 console: false,
             },
+        }
+    }
+}
+
+impl NamespaceConfig {
+    /// Whether the path names a configured queue or topic, or a subscription of a configured
+    /// topic (names compare case-insensitively), e.g. for the `$cbs` existence check.
+    pub fn has_entity(&self, path: &EntityPath) -> bool {
+        match path {
+            EntityPath::QueueOrTopic(name) => {
+                self.queues.iter().any(|queue| queue.name == *name)
+                    || self.topics.iter().any(|topic| topic.name == *name)
+            }
+            EntityPath::Subscription {
+                topic,
+                subscription,
+            } => self
+                .topics
+                .iter()
+                .filter(|candidate| candidate.name == *topic)
+                .any(|candidate| {
+                    candidate
+                        .subscriptions
+                        .iter()
+                        .any(|entry| entry.name == *subscription)
+                }),
         }
     }
 }
