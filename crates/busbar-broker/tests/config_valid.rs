@@ -101,6 +101,11 @@ fn every_property_is_read_and_emulator_quotas_are_not_imposed() {
         namespace.queues[4].delivery.default_message_time_to_live,
         Duration::from_millis(1_500)
     );
+    // .NET's TimeSpan.MaxValue, Service Bus's "never expires", is the largest TTL allowed.
+    assert_eq!(
+        namespace.queues[5].delivery.default_message_time_to_live,
+        Duration::new(922_337_203_685, 477_580_700)
+    );
 
     let events = &namespace.topics[0];
     assert_eq!(

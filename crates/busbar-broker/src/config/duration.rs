@@ -114,7 +114,7 @@ fn fraction_nanos(digits: &str) -> u32 {
         .fold(0, |nanos, digit| nanos * 10 + u32::from(digit - b'0'))
 }
 
-/// A duration in words for error messages: `5 minutes`, `1 second`, `7 days`, `1500 milliseconds`.
+/// A duration in words for error messages: `5 minutes`, `1 second`, `7 days`, `1.5 seconds`.
 pub(super) fn describe(duration: Duration) -> String {
     let units = [
         (SECONDS_PER_DAY, "day"),
@@ -131,7 +131,11 @@ pub(super) fn describe(duration: Duration) -> String {
             }
         }
     }
-    format!("{} milliseconds", duration.as_millis())
+    let nanos = format!("{:09}", duration.subsec_nanos());
+    match nanos.trim_end_matches('0') {
+        "" => format!("{} seconds", duration.as_secs()),
+        fraction => format!("{}.{fraction} seconds", duration.as_secs()),
+    }
 }
 
 #[cfg(test)]
@@ -215,8 +219,12 @@ mod tests {
             (Duration::from_secs(604_800), "7 days"),
             (Duration::from_secs(3_600), "1 hour"),
             (Duration::from_secs(90), "90 seconds"),
-            (Duration::from_millis(1_500), "1500 milliseconds"),
-            (Duration::ZERO, "0 milliseconds"),
+            (Duration::from_millis(1_500), "1.5 seconds"),
+            (
+                Duration::new(922_337_203_685, 477_580_700),
+                "922337203685.4775807 seconds",
+            ),
+            (Duration::ZERO, "0 seconds"),
         ];
         for (duration, text) in table {
             assert_eq!(describe(duration), text);

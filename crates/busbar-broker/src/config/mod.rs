@@ -3,10 +3,10 @@
 //! The file is read exactly as the emulator ships it, `//` comments included. Every property
 //! the emulator's schema lists is understood; any other is refused, so a typo cannot be
 //! silently ignored. Service Bus's own limits are enforced (lock duration 5 s to 5 min,
-//! MaxDeliveryCount ≥ 1, message TTL ≥ 1 s, duplicate-detection window 5 s to 7 days,
-//! forwarding at most 4 hops and never in a loop); the emulator's quotas (50 entities, 1-hour
-//! TTL, MaxDeliveryCount ≤ 10, 50 subscriptions) are not. Every error names the file, the
-//! entity and the property.
+//! MaxDeliveryCount ≥ 1, message TTL 1 s to .NET `TimeSpan.MaxValue`, duplicate-detection
+//! window 5 s to 7 days, forwarding at most 4 hops and never in a loop, no property written
+//! twice); the emulator's quotas (50 entities, 1-hour TTL, MaxDeliveryCount ≤ 10, 50
+//! subscriptions) are not. Every error names the file, the entity and the property.
 
 mod checks;
 mod duration;

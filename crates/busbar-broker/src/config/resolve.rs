@@ -19,10 +19,13 @@ const LOCK_DURATION: DurationLimits = DurationLimits {
     max: Some(Duration::from_secs(300)),
     default: Duration::from_secs(60),
 };
-/// Service Bus: at least 1 second, no upper bound (the emulator's 1-hour cap is a quota, not imposed).
+/// .NET's `TimeSpan.MaxValue`, Service Bus's "never expires" and its largest time-to-live; it
+/// also keeps `now + ttl` in milliseconds far from overflowing an `i64`.
+const TIMESPAN_MAX: Duration = Duration::new(922_337_203_685, 477_580_700);
+/// Service Bus: 1 second to `TimeSpan.MaxValue` (the emulator's 1-hour cap is a quota, not imposed).
 const MESSAGE_TIME_TO_LIVE: DurationLimits = DurationLimits {
     min: Duration::from_secs(1),
-    max: None,
+    max: Some(TIMESPAN_MAX),
     default: Duration::from_secs(3_600),
 };
 /// Duplicate-detection history: 5 seconds to 7 days, 20 seconds by default.
