@@ -155,7 +155,29 @@ where
     }
     // Flush and end the stream; a peer that already went away is not an error worth reporting.
     let _ = stream.shutdown().await;
+    linger(&mut stream).await;
     Ok(())
+}
+
+/// Most bytes read and dropped after our close, and for how long.
+const LINGER_BYTES: usize = 1024 * 1024;
+const LINGER_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Reads and drops what the peer still sends (boundedly) before the socket is dropped: closing
+/// with unread input makes the kernel reset the connection, and a reset can destroy our `close`
+/// frame before the peer reads it.
+async fn linger<S: AsyncRead + Unpin>(stream: &mut S) {
+    let mut sink = [0u8; 4096];
+    let mut dropped = 0;
+    let drain = async {
+        while dropped < LINGER_BYTES {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => dropped += n,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER_TIME, drain).await;
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {
