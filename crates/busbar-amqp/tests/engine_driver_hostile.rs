@@ -2,6 +2,8 @@
 //! frames, bad types and 10k attaches. Each bad connection is closed with the right condition,
 //! nothing panics, and a client connected meanwhile keeps working.
 
+#![allow(clippy::unwrap_used)]
+
 mod interop_node;
 
 use std::sync::atomic::Ordering;
