@@ -94,11 +94,19 @@ pub(crate) fn describe(config: &Config, options: &ServeOptions) -> String {
     };
     let _ = writeln!(text, "storage: {storage}");
     let _ = writeln!(text, "listen: amqp://{}", options.listen);
-    let _ = writeln!(
-        text,
-        "connection string: {}",
-        connection_string(options.listen)
-    );
+    // Port 0 asks the OS for a free port: the real one is only known once the listener is bound.
+    if options.listen.port() == 0 {
+        let _ = writeln!(
+            text,
+            "connection string: (port 0: known once the listener is bound)"
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "connection string: {}",
+            connection_string(options.listen)
+        );
+    }
     text
 }
 
@@ -142,6 +150,21 @@ mod tests {
                 "{listen}"
             );
         }
+    }
+
+    #[test]
+    fn port_zero_gives_no_connection_string_yet() {
+        let options = ServeOptions {
+            config: Some(PathBuf::from("Config.json")),
+            storage: StorageChoice::Memory,
+            listen: "127.0.0.1:0".parse().unwrap(),
+        };
+        let text = describe(&Config::emulator_default(), &options);
+        assert!(text.contains("configuration: Config.json\n"));
+        assert!(text.contains("storage: memory (nothing survives a restart)\n"));
+        let last = "connection string: (port 0: known once the listener is bound)\n";
+        assert!(text.ends_with(last), "{text}");
+        assert!(!text.contains("Endpoint="));
     }
 
     #[test]
