@@ -19,6 +19,33 @@ fn suffix(entity: &str) -> String {
     )
 }
 
+/// How many variants `BrokerError` has.
+const VARIANTS: usize = 17;
+
+/// A number per variant. The match has no wildcard, so a new variant does not compile until it
+/// is numbered here, and then the table test fails until the table covers it too.
+fn variant_number(error: &BrokerError) -> usize {
+    match error {
+        BrokerError::MessageLockLost => 0,
+        BrokerError::SessionLockLost => 1,
+        BrokerError::SessionCannotBeLocked { .. } => 2,
+        BrokerError::MessageNotFound { .. } => 3,
+        BrokerError::EntityNotFound { .. } => 4,
+        BrokerError::EntityAlreadyExists { .. } => 5,
+        BrokerError::Timeout { .. } => 6,
+        BrokerError::StoreUnavailable { .. } => 7,
+        BrokerError::Argument(_) => 8,
+        BrokerError::ArgumentOutOfRange(_) => 9,
+        BrokerError::Unauthorized(_) => 10,
+        BrokerError::ResourceLimitExceeded(_) => 11,
+        BrokerError::MessageSizeExceeded { .. } => 12,
+        BrokerError::NotAllowed(_) => 13,
+        BrokerError::NotImplemented { .. } => 14,
+        BrokerError::Internal(_) => 15,
+        BrokerError::ShuttingDown => 16,
+    }
+}
+
 #[test]
 fn every_variant_maps_to_its_condition_status_and_description() {
     use condition as c;
@@ -142,6 +169,17 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             "The broker is shutting down.",
         ),
     ];
+    let mut covered: Vec<usize> = table
+        .iter()
+        .map(|(error, ..)| variant_number(error))
+        .collect();
+    covered.sort_unstable();
+    covered.dedup();
+    assert_eq!(
+        covered,
+        (0..VARIANTS).collect::<Vec<_>>(),
+        "every variant is in the table"
+    );
     for (error, condition, status, text) in table {
         let wire = error.to_wire(&scope("q"));
         assert_eq!(wire.condition, condition, "{error:?}");
