@@ -17,7 +17,7 @@ pub enum PutTokenOutcome {
     Unauthorized(Unauthorized),
     /// The audience names an entity that does not exist (status 404).
     EntityNotFound {
-        /// The audience's path as the client wrote it, for the error text.
+        /// The entity (no sub-queue or `$management`), or the raw path of a malformed audience.
         entity: String,
     },
 }
@@ -68,15 +68,21 @@ pub fn put_token(
     if path.is_empty() {
         return accepted;
     }
-    let not_found = || PutTokenOutcome::EntityNotFound {
-        entity: path.to_owned(),
-    };
     match Address::parse(audience) {
         Ok(Address::Cbs) => accepted,
-        Ok(Address::Entity(node) | Address::Management(node)) if entity_exists(&node.path) => {
-            accepted
+        Ok(Address::Entity(node) | Address::Management(node)) => {
+            if entity_exists(&node.path) {
+                accepted
+            } else {
+                // Name the entity, not the node: `q`, not `q/$DeadLetterQueue/$management`.
+                PutTokenOutcome::EntityNotFound {
+                    entity: node.path.to_string(),
+                }
+            }
         }
-        Ok(_) | Err(_) => not_found(),
+        Err(_) => PutTokenOutcome::EntityNotFound {
+            entity: path.to_owned(),
+        },
     }
 }
 
@@ -148,6 +154,13 @@ mod tests {
             outcome,
             PutTokenOutcome::EntityNotFound {
                 entity: "nope".into()
+            }
+        );
+        let management = "sb://localhost/Nope/$DeadLetterQueue/$management";
+        assert_eq!(
+            decide(&emulator_token(management), management),
+            PutTokenOutcome::EntityNotFound {
+                entity: "Nope".into()
             }
         );
         let error = outcome.to_broker_error("sbemulatorns").unwrap();
