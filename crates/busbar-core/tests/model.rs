@@ -264,7 +264,8 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                     .map(|i| NewMessage {
                         payload: Bytes::from(format!("m{i}")),
                         message_id: id.map(|id| Bytes::from(vec![id])),
-                        session_id: None,
+                        // Some messages carry sessions so the session index is checked too.
+                        session_id: (i % 2 == 0).then(|| format!("s{}", i % 3)),
                         time_to_live: ttl_s.map(Duration::from_secs),
                         scheduled_enqueue_time: scheduled_in_s
                             .map(|s| Timestamp(now.0 + s * 1_000)),

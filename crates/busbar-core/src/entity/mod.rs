@@ -4,6 +4,8 @@
 mod inspect;
 mod queue;
 mod restore;
+mod session;
+mod session_index;
 mod settle;
 mod timers;
 
@@ -168,7 +170,8 @@ impl Entity {
     ) -> Option<Delivery> {
         self.handle_timeout(now);
         let sequence = self.queue(queue).first_available()?;
-        self.deliver(queue, sequence, mode, now)
+        let locked_until = now.saturating_add(self.config.lock_duration);
+        self.deliver(queue, sequence, mode, locked_until)
     }
 
     /// Receives deferred messages by sequence number (duplicates in the list count once), all or
@@ -198,9 +201,10 @@ impl Entity {
         {
             return Err(CoreError::NotAllowed("too many locks held"));
         }
+        let locked_until = now.saturating_add(self.config.lock_duration);
         Ok(wanted
             .into_iter()
-            .filter_map(|sequence| self.deliver(queue, sequence, mode, now))
+            .filter_map(|sequence| self.deliver(queue, sequence, mode, locked_until))
             .collect())
     }
 
@@ -293,14 +297,14 @@ impl Entity {
         }
     }
 
-    /// Hands out one available or deferred message; `None` only if it vanished or 2^32 locks
-    /// are held.
+    /// Hands out one available or deferred message, a peek-lock lasting until `locked_until`;
+    /// `None` only if it vanished or 2^32 locks are held.
     fn deliver(
         &mut self,
         queue: SubQueue,
         sequence: SequenceNumber,
         mode: ReceiveMode,
-        now: Timestamp,
+        locked_until: Timestamp,
     ) -> Option<Delivery> {
         match mode {
             ReceiveMode::ReceiveAndDelete => {
@@ -311,7 +315,6 @@ impl Entity {
             ReceiveMode::PeekLock => {
                 let deferred = self.queue(queue).get(sequence)?.stage == Stage::Deferred;
                 let (slot, token) = self.locks.acquire(LockHolder { queue, sequence })?;
-                let locked_until = now.saturating_add(self.config.lock_duration);
                 self.lock_deadlines.insert((locked_until, slot));
                 let stage = Stage::Locked {
                     slot,

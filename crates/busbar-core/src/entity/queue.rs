@@ -1,6 +1,8 @@
 //! One sub-queue's messages and the ordered indices that make every operation O(log n): available
-//! messages by sequence number, scheduled ones by activation time, expiring ones by expiry time.
+//! messages by sequence number, scheduled ones by activation time, expiring ones by expiry time,
+//! and (main queue only) messages by session id.
 
+use super::session_index::SessionIndex;
 use crate::message::{Stage, StoredMessage};
 use crate::time::{SequenceNumber, Timestamp};
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,27 +11,41 @@ use std::ops::RangeFrom;
 /// A sub-queue (the main queue or its dead-letter queue).
 ///
 /// Each message sits in exactly the index its stage names; only `insert`, `remove` and
-/// `set_stage` change stages, and they keep the indices in step. Room for a later secondary
-/// index (e.g. available messages by session id) sits beside `available`.
+/// `set_stage` change stages, and they keep the indices in step.
 #[derive(Clone, Debug)]
 pub(crate) struct Queue {
     messages: BTreeMap<SequenceNumber, StoredMessage>,
     available: BTreeSet<SequenceNumber>,
     scheduled: BTreeSet<(Timestamp, SequenceNumber)>,
     expiry: BTreeSet<(Timestamp, SequenceNumber)>,
+    /// Messages by session id; `None` where sessions do not apply (the dead-letter queue).
+    sessions: Option<SessionIndex>,
     /// Whether messages here expire (the dead-letter queue's never do).
     expiring: bool,
 }
 
 impl Queue {
-    pub(crate) fn new(expiring: bool) -> Queue {
+    /// A sub-queue; `main` = the entity itself (messages expire and are indexed by session),
+    /// otherwise the dead-letter sub-queue.
+    pub(crate) fn new(main: bool) -> Queue {
         Queue {
             messages: BTreeMap::new(),
             available: BTreeSet::new(),
             scheduled: BTreeSet::new(),
             expiry: BTreeSet::new(),
-            expiring,
+            sessions: main.then(SessionIndex::default),
+            expiring: main,
         }
+    }
+
+    /// The session index (main queue only).
+    pub(crate) fn sessions(&self) -> Option<&SessionIndex> {
+        self.sessions.as_ref()
+    }
+
+    /// The session index, mutably (to take its wake-up log).
+    pub(crate) fn sessions_mut(&mut self) -> Option<&mut SessionIndex> {
+        self.sessions.as_mut()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -88,8 +104,12 @@ impl Queue {
 
     pub(crate) fn insert(&mut self, sequence: SequenceNumber, message: StoredMessage) {
         let keys = IndexKeys::of(self.expiring, sequence, &message);
+        if let (Some(index), Some(session)) = (&mut self.sessions, &message.body.session_id) {
+            index.add(session, sequence, keys.available.is_some());
+        }
         if let Some(replaced) = self.messages.insert(sequence, message) {
             // Sequence numbers are unique per entity; keep the indices right regardless.
+            self.unindex_session(sequence, &replaced);
             self.apply(IndexKeys::of(self.expiring, sequence, &replaced), false);
         }
         self.apply(keys, true);
@@ -97,8 +117,15 @@ impl Queue {
 
     pub(crate) fn remove(&mut self, sequence: SequenceNumber) -> Option<StoredMessage> {
         let message = self.messages.remove(&sequence)?;
+        self.unindex_session(sequence, &message);
         self.apply(IndexKeys::of(self.expiring, sequence, &message), false);
         Some(message)
+    }
+
+    fn unindex_session(&mut self, sequence: SequenceNumber, message: &StoredMessage) {
+        if let (Some(index), Some(session)) = (&mut self.sessions, &message.body.session_id) {
+            index.remove(session, sequence, message.stage == Stage::Available);
+        }
     }
 
     /// Moves a message to `stage`, updating the indices; false if the message is not here.
@@ -110,6 +137,12 @@ impl Queue {
         let old = IndexKeys::of(expiring, sequence, message);
         message.stage = stage;
         let new = IndexKeys::of(expiring, sequence, message);
+        let now_available = new.available.is_some();
+        if old.available.is_some() != now_available
+            && let (Some(index), Some(session)) = (&mut self.sessions, &message.body.session_id)
+        {
+            index.set_available(session, sequence, now_available);
+        }
         self.apply(old, false);
         self.apply(new, true);
         true
@@ -134,7 +167,20 @@ impl Queue {
     pub(crate) fn check_indices(&self) -> Result<(), String> {
         let mut expected = Queue::new(self.expiring);
         for (sequence, message) in &self.messages {
-            expected.apply(IndexKeys::of(self.expiring, *sequence, message), true);
+            let keys = IndexKeys::of(self.expiring, *sequence, message);
+            if let (Some(index), Some(session)) = (&mut expected.sessions, &message.body.session_id)
+            {
+                index.add(session, *sequence, keys.available.is_some());
+            }
+            expected.apply(keys, true);
+        }
+        let sessions_agree = match (&expected.sessions, &self.sessions) {
+            (Some(expected), Some(actual)) => expected.same_entries(actual),
+            (None, None) => true,
+            _ => false,
+        };
+        if !sessions_agree {
+            return Err("session index out of step with message stages".to_owned());
         }
         if expected.available != self.available {
             return Err("available index out of step with message stages".to_owned());

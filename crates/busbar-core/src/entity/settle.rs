@@ -65,6 +65,21 @@ impl Entity {
     /// Extends a valid lock to `now` + lock duration and returns the new locked-until; an
     /// unknown, stale or expired token fails with [`CoreError::LockLost`].
     pub fn renew_lock(&mut self, token: LockToken, now: Timestamp) -> Result<Timestamp, CoreError> {
+        let renewed = now.saturating_add(self.config.lock_duration);
+        self.set_lock_expiry(token, renewed, now)?;
+        Ok(renewed)
+    }
+
+    /// Moves a valid lock's expiry to `locked_until` (earlier or later), e.g. to keep the
+    /// message locks of a session in step with the session lock; an unknown, stale or expired
+    /// token fails with [`CoreError::LockLost`]. An expiry at or before `now` takes effect at
+    /// the next [`handle_timeout`](Entity::handle_timeout).
+    pub fn set_lock_expiry(
+        &mut self,
+        token: LockToken,
+        locked_until: Timestamp,
+        now: Timestamp,
+    ) -> Result<(), CoreError> {
         let (slot, LockHolder { queue, sequence }) = self.valid_lock(token, now)?;
         let Some(Stage::Locked {
             until, deferred, ..
@@ -72,16 +87,15 @@ impl Entity {
         else {
             return Err(CoreError::LockLost);
         };
-        let renewed = now.saturating_add(self.config.lock_duration);
         self.lock_deadlines.remove(&(until, slot));
-        self.lock_deadlines.insert((renewed, slot));
+        self.lock_deadlines.insert((locked_until, slot));
         let stage = Stage::Locked {
             slot,
-            until: renewed,
+            until: locked_until,
             deferred,
         };
         self.queue_mut(queue).set_stage(sequence, stage);
-        Ok(renewed)
+        Ok(())
     }
 
     /// The slot and holder of a lock that `token` names and that is still running at `now`.
