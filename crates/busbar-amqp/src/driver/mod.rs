@@ -115,8 +115,20 @@ where
     let mut output = BytesMut::with_capacity(READ_CHUNK);
     let mut shutting_down = false;
     loop {
-        while let Some(event) = connection.poll_event() {
-            handler.on_event(event, &mut connection, clock.now());
+        loop {
+            while let Some(event) = connection.poll_event() {
+                handler.on_event(event, &mut connection, clock.now());
+            }
+            // Input the engine left while it waited for the application (a header pipelined
+            // after sasl-init) is looked at again once the events are handled.
+            let pending = input.len();
+            if pending == 0 {
+                break;
+            }
+            connection.handle_input(&mut input, clock.now());
+            if input.len() == pending {
+                break;
+            }
         }
         connection.poll_transmit(&mut output);
         if !output.is_empty() {

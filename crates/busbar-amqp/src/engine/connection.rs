@@ -22,6 +22,15 @@ use crate::performatives::{AmqpError, Close, End, Performative, SaslFrame};
 /// `end` (Python's detach-after-end) are dropped rather than treated as errors.
 const ENDED_CHANNEL_MEMORY: usize = 16;
 
+/// Shortest interval between our heartbeats, whatever the peer's idle time-out: a peer asking
+/// for a few milliseconds must not make us spin.
+const MIN_HEARTBEAT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// We send an empty frame after half the peer's idle time-out without output (§2.4.5).
+fn heartbeat_interval(peer_idle_time_out: Duration) -> Duration {
+    (peer_idle_time_out / 2).max(MIN_HEARTBEAT_INTERVAL)
+}
+
 /// Connection endpoint states (AMQP 1.0 §2.4.6), as a server passes through them, with the SASL
 /// layer (§5.3.2) in front. The server answers each header and `open` at once, so the pipe
 /// states (`HDR-RCVD`, `OPEN-RCVD` …) never outlive one input step.
@@ -172,7 +181,9 @@ impl Connection {
         }
         let silence = Some(self.last_received.after(self.config.idle_time_out));
         let heartbeat = match (self.state, self.peer_idle_time_out) {
-            (ConnectionState::Opened, Some(peer)) => Some(self.last_sent.after(peer / 2)),
+            (ConnectionState::Opened, Some(peer)) => {
+                Some(self.last_sent.after(heartbeat_interval(peer)))
+            }
             _ => None,
         };
         [silence, heartbeat, self.close_deadline]
@@ -199,7 +210,7 @@ impl Connection {
             return;
         }
         if let (ConnectionState::Opened, Some(peer)) = (self.state, self.peer_idle_time_out)
-            && now >= self.last_sent.after(peer / 2)
+            && now >= self.last_sent.after(heartbeat_interval(peer))
             && self.outbox.is_empty()
         {
             encode_empty_frame(&mut self.outbox);

@@ -13,6 +13,9 @@ use crate::frame::{FRAME_HEADER_SIZE, encode_amqp_frame};
 use crate::performatives::{Flow, Handle, Performative, SequenceNo, Transfer, TransferNumber};
 use crate::types::Composite;
 
+/// Most entries (held-back deliveries and frames ordered behind them) a session queues.
+const MAX_QUEUED_FRAMES: usize = 4096;
+
 /// Session endpoint states (AMQP 1.0 §2.5.5). A server answers `begin` at once, so a session
 /// it knows is already `Mapped`; `BEGIN-SENT`/`BEGIN-RCVD` never last beyond one frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +118,9 @@ impl Session {
     /// Writes a session or link frame now, or behind the queued transfers when there are some
     /// (a drain reply or detach must not overtake the deliveries it accounts for).
     pub(crate) fn send_control(&mut self, performative: Performative, out: &mut Output<'_>) {
-        if self.queue.is_empty() {
+        // A peer that keeps its window shut while asking for echoes must not grow the queue:
+        // past the bound, order gives way to memory.
+        if self.queue.is_empty() || self.queue.len() >= MAX_QUEUED_FRAMES {
             encode_amqp_frame(self.channel(), &performative, &[], out.buf);
         } else {
             self.queue.push_back(Queued::Control(performative));
@@ -146,6 +151,11 @@ impl Session {
             None => self.flow_frame(None, 0),
         };
         self.send_control(Performative::Flow(flow), out);
+    }
+
+    /// Whether the queue reached its bound (further deliveries are refused with back-pressure).
+    pub(crate) fn queue_is_full(&self) -> bool {
+        self.queue.len() >= MAX_QUEUED_FRAMES
     }
 
     /// Writes queued frames while the peer's incoming window allows transfers.

@@ -170,6 +170,7 @@ impl Session {
         let room = config
             .max_buffered_outgoing
             .saturating_sub(self.queued_bytes);
+        let queue_full = self.queue_is_full();
         let link = self.links.get_mut(key).ok_or(EngineError::UnknownLink)?;
         if link.state != LinkState::Attached {
             return Err(EngineError::InvalidState("the link is not attached"));
@@ -186,7 +187,7 @@ impl Session {
         }
         // Only what the peer's window holds back is buffered; checked before anything changes.
         let held_back = !self.queue.is_empty() || self.windows.remote_incoming_window == 0;
-        if held_back && delivery.message.len() > room {
+        if held_back && (delivery.message.len() > room || queue_full) {
             return Err(EngineError::Backpressure);
         }
         if !flow.consume() {
