@@ -1,6 +1,7 @@
 //! Frame-level tests: every performative and SASL frame round-trips through the frame encoder and
 //! the `FrameDecoder` fed at every byte boundary; encoders emit every field; decoders accept
 //! symbolic descriptors and omitted trailing fields; transfers split to the peer's frame size.
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions unwrap too
 
 mod common;
 
@@ -132,7 +133,12 @@ fn decoders_accept_symbolic_descriptors_and_omitted_trailing_fields() {
     // begin with only its three mandatory fields, named by symbol.
     let begin = Value::described(
         Descriptor::Symbol(Symbol::from("amqp:begin:list")),
-        Value::List(vec![Value::Null, Value::Uint(0), Value::Uint(100), Value::Uint(100)]),
+        Value::List(vec![
+            Value::Null,
+            Value::Uint(0),
+            Value::Uint(100),
+            Value::Uint(100),
+        ]),
     );
     let decoded = Performative::from_value(begin).unwrap();
     let Performative::Begin(begin) = decoded else {
@@ -174,7 +180,13 @@ fn unknown_delivery_states_are_kept_undecoded() {
     );
     let disposition = Value::described(
         Descriptor::Code(0x15),
-        Value::List(vec![Value::Bool(true), Value::Uint(0), Value::Null, Value::Bool(true), declared]),
+        Value::List(vec![
+            Value::Bool(true),
+            Value::Uint(0),
+            Value::Null,
+            Value::Bool(true),
+            declared,
+        ]),
     );
     let Performative::Disposition(d) = Performative::from_value(disposition).unwrap() else {
         panic!("not a disposition");
@@ -221,9 +233,15 @@ fn transfers_split_to_the_peer_frame_size_and_reassemble() {
     assert_eq!(reassembled, payload);
 
     let mut single = BytesMut::new();
-    assert_eq!(encode_transfer(0, &transfer, b"small", 1024, &mut single), Ok(1));
+    assert_eq!(
+        encode_transfer(0, &transfer, b"small", 1024, &mut single),
+        Ok(1)
+    );
     let err = encode_transfer(0, &transfer, &payload, 20, &mut BytesMut::new()).unwrap_err();
-    assert_eq!(err.condition(), busbar_amqp::condition::FRAME_SIZE_TOO_SMALL);
+    assert_eq!(
+        err.condition(),
+        busbar_amqp::condition::FRAME_SIZE_TOO_SMALL
+    );
 }
 
 #[test]
@@ -243,7 +261,11 @@ fn transfer_payload_shares_the_receive_buffer() {
 
 #[test]
 fn protocol_headers_parse_as_their_own_step() {
-    for header in [ProtocolHeader::Amqp, ProtocolHeader::Sasl, ProtocolHeader::Tls] {
+    for header in [
+        ProtocolHeader::Amqp,
+        ProtocolHeader::Sasl,
+        ProtocolHeader::Tls,
+    ] {
         let bytes = header.to_bytes();
         for split in 0..8 {
             let mut buf = BytesMut::from(&bytes[..split]);

@@ -53,7 +53,12 @@ impl SectionIndex {
                 section: start..end,
                 value: value_start..end,
             };
-            let rank = section_code.min(code::DATA);
+            // Body sections share one rank; every other section has its own.
+            let rank = if (code::DATA..=code::AMQP_VALUE).contains(&section_code) {
+                code::DATA
+            } else {
+                section_code
+            };
             let repeatable_body = matches!(
                 (index.body_kind, section_code),
                 (Some(BodyKind::Data), code::DATA)
@@ -91,12 +96,7 @@ fn section_code(descriptor: Value) -> Result<u64, DecodeError> {
     let descriptor = match descriptor {
         Value::Ulong(code) => Descriptor::Code(code),
         Value::Symbol(name) => Descriptor::Symbol(name),
-        other => {
-            return Err(DecodeError::UnexpectedType {
-                expected: "section descriptor",
-                found: other.type_name(),
-            });
-        }
+        other => Descriptor::Other(Box::new(other)),
     };
     (code::HEADER..=code::FOOTER)
         .zip(code::NAMES)

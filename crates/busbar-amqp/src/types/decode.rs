@@ -59,10 +59,7 @@ fn decode_descriptor(buf: &mut Bytes, depth: usize) -> Result<Descriptor, Decode
     match decode_value(buf, depth + 1)? {
         Value::Ulong(code) => Ok(Descriptor::Code(code)),
         Value::Symbol(name) => Ok(Descriptor::Symbol(name)),
-        other => Err(DecodeError::UnexpectedType {
-            expected: "ulong or symbol descriptor",
-            found: other.type_name(),
-        }),
+        other => Ok(Descriptor::Other(Box::new(other))),
     }
 }
 

@@ -11,7 +11,12 @@ impl Value {
     pub fn encoded_size(&self) -> usize {
         match self {
             Self::Described(described) => described_size(described),
-            value => 1 + payload_size(constructor(value), value),
+            Self::List(items) if items.is_empty() => 1,
+            Self::List(_) | Self::Map(_) | Self::Array(_) => {
+                let (count, body) = content(self);
+                1 + compound_header_size(fits8(count, body)) + body
+            }
+            value => 1 + payload_size(scalar_constructor(value), value),
         }
     }
 
@@ -19,8 +24,10 @@ impl Value {
     pub fn encode<B: BufMut>(&self, buf: &mut B) {
         match self {
             Self::Described(described) => encode_described(described, buf),
+            Self::List(items) if items.is_empty() => buf.put_u8(fc::LIST0),
+            Self::List(_) | Self::Map(_) | Self::Array(_) => encode_compound(None, self, buf),
             value => {
-                let code = constructor(value);
+                let code = scalar_constructor(value);
                 buf.put_u8(code);
                 encode_payload(code, value, buf);
             }
@@ -45,6 +52,7 @@ pub(crate) fn descriptor_size(descriptor: &Descriptor) -> usize {
     match descriptor {
         Descriptor::Code(code) => ulong_size(*code),
         Descriptor::Symbol(name) => variable_size(name.as_str().len()),
+        Descriptor::Other(value) => value.encoded_size(),
     }
 }
 
@@ -55,6 +63,7 @@ pub(crate) fn encode_descriptor<B: BufMut>(descriptor: &Descriptor, buf: &mut B)
         Descriptor::Symbol(name) => {
             encode_variable(fc::SYM8, fc::SYM32, name.as_str().as_bytes(), buf);
         }
+        Descriptor::Other(value) => value.encode(buf),
     }
 }
 
@@ -135,6 +144,11 @@ fn fits8(count: usize, body: usize) -> bool {
     count <= 255 && body < 255
 }
 
+/// Bytes of the size and count fields of a list, map or array.
+fn compound_header_size(short: bool) -> usize {
+    if short { 2 } else { 8 }
+}
+
 fn small_len(len: usize) -> u8 {
     u8::try_from(len).unwrap_or(u8::MAX)
 }
@@ -144,116 +158,101 @@ fn wire_len(len: usize) -> u32 {
     u32::try_from(len).unwrap_or(u32::MAX)
 }
 
-fn list_body(items: &[Value]) -> usize {
-    items.iter().map(Value::encoded_size).sum()
-}
-
-fn map_body(entries: &[(Value, Value)]) -> usize {
-    entries
-        .iter()
-        .map(|(k, v)| k.encoded_size() + v.encoded_size())
-        .sum()
-}
-
-/// The most compact constructor for a (non-described) value.
-fn constructor(value: &Value) -> u8 {
-    match value {
-        Value::Null | Value::Described(_) => fc::NULL,
-        Value::Bool(true) => fc::TRUE,
-        Value::Bool(false) => fc::FALSE,
-        Value::Uint(0) => fc::UINT0,
-        Value::Uint(v) if *v <= 255 => fc::SMALLUINT,
-        Value::Ulong(0) => fc::ULONG0,
-        Value::Ulong(v) if *v <= 255 => fc::SMALLULONG,
-        Value::Int(v) if i8::try_from(*v).is_ok() => fc::SMALLINT,
-        Value::Long(v) if i8::try_from(*v).is_ok() => fc::SMALLLONG,
-        Value::List(items) if items.is_empty() => fc::LIST0,
-        Value::List(items) => pick(fits8(items.len(), list_body(items)), fc::LIST8, fc::LIST32),
-        Value::Map(entries) => pick(
-            fits8(entries.len() * 2, map_body(entries)),
-            fc::MAP8,
-            fc::MAP32,
-        ),
-        Value::Array(array) => pick(
-            fits8(array.items().len(), array_body(array)),
-            fc::ARRAY8,
-            fc::ARRAY32,
-        ),
-        other => wide_constructor(other),
-    }
-}
-
 fn pick(short: bool, code8: u8, code32: u8) -> u8 {
     if short { code8 } else { code32 }
 }
 
-/// The constructor every element of an array shares: full-width for fixed-size types, and the
-/// 8-bit size form for variable and compound types only when every element fits it.
-fn array_constructor(array: &Array) -> u8 {
-    let items = array.items();
-    let all = |short: fn(&Value) -> bool, code8: u8, code32: u8| {
-        pick(items.iter().all(short), code8, code32)
-    };
-    match array.element_type() {
-        ElementType::Null => fc::NULL,
-        ElementType::Bool => fc::BOOLEAN,
-        ElementType::Ubyte => fc::UBYTE,
-        ElementType::Ushort => fc::USHORT,
-        ElementType::Uint => fc::UINT,
-        ElementType::Ulong => fc::ULONG,
-        ElementType::Byte => fc::BYTE,
-        ElementType::Short => fc::SHORT,
-        ElementType::Int => fc::INT,
-        ElementType::Long => fc::LONG,
-        ElementType::Float => fc::FLOAT,
-        ElementType::Double => fc::DOUBLE,
-        ElementType::Decimal32 => fc::DECIMAL32,
-        ElementType::Decimal64 => fc::DECIMAL64,
-        ElementType::Decimal128 => fc::DECIMAL128,
-        ElementType::Char => fc::CHAR,
-        ElementType::Timestamp => fc::TIMESTAMP,
-        ElementType::Uuid => fc::UUID,
-        ElementType::Binary | ElementType::String | ElementType::Symbol => all(
-            |v| variable_len(v) <= 255,
-            short_variable(array.element_type()),
-            short_variable(array.element_type()) + 0x10,
-        ),
-        ElementType::List => all(
-            |v| matches!(v, Value::List(items) if fits8(items.len(), list_body(items))),
-            fc::LIST8,
-            fc::LIST32,
-        ),
-        ElementType::Map => all(
-            |v| matches!(v, Value::Map(e) if fits8(e.len() * 2, map_body(e))),
-            fc::MAP8,
-            fc::MAP32,
-        ),
-        ElementType::Array => all(
-            |v| matches!(v, Value::Array(a) if fits8(a.items().len(), array_body(a))),
-            fc::ARRAY8,
-            fc::ARRAY32,
-        ),
-    }
-}
-
-fn short_variable(element: ElementType) -> u8 {
-    match element {
-        ElementType::Binary => fc::VBIN8,
-        ElementType::String => fc::STR8,
-        _ => fc::SYM8,
-    }
-}
-
-/// The full-width constructor of a fixed or variable-size value.
-fn wide_constructor(value: &Value) -> u8 {
+/// Element count and content bytes (after the size and count fields) of a list, map or array.
+/// Each element's size is computed once, so sizing is linear in the value's size.
+fn content(value: &Value) -> (usize, usize) {
     match value {
+        Value::List(items) => (items.len(), items.iter().map(Value::encoded_size).sum()),
+        Value::Map(entries) => (
+            entries.len() * 2,
+            entries
+                .iter()
+                .map(|(k, v)| k.encoded_size() + v.encoded_size())
+                .sum(),
+        ),
+        Value::Array(array) => (array.items().len(), array_layout(array).1),
+        _ => (0, 0),
+    }
+}
+
+/// The element constructor of an array and its content bytes (element constructor and element
+/// payloads). Fixed-size types use their full width; variable and compound types use the 8-bit
+/// size form only when every element fits it.
+fn array_layout(array: &Array) -> (u8, usize) {
+    let items = array.items();
+    let ctor = 1 + array.descriptor().map_or(0, |d| 1 + descriptor_size(d));
+    let fixed = |code: u8, width: usize| (code, ctor + items.len() * width);
+    match array.element_type() {
+        ElementType::Null => fixed(fc::NULL, 0),
+        ElementType::Bool => fixed(fc::BOOLEAN, 1),
+        ElementType::Ubyte => fixed(fc::UBYTE, 1),
+        ElementType::Byte => fixed(fc::BYTE, 1),
+        ElementType::Ushort => fixed(fc::USHORT, 2),
+        ElementType::Short => fixed(fc::SHORT, 2),
+        ElementType::Uint => fixed(fc::UINT, 4),
+        ElementType::Int => fixed(fc::INT, 4),
+        ElementType::Float => fixed(fc::FLOAT, 4),
+        ElementType::Char => fixed(fc::CHAR, 4),
+        ElementType::Decimal32 => fixed(fc::DECIMAL32, 4),
+        ElementType::Ulong => fixed(fc::ULONG, 8),
+        ElementType::Long => fixed(fc::LONG, 8),
+        ElementType::Double => fixed(fc::DOUBLE, 8),
+        ElementType::Timestamp => fixed(fc::TIMESTAMP, 8),
+        ElementType::Decimal64 => fixed(fc::DECIMAL64, 8),
+        ElementType::Decimal128 => fixed(fc::DECIMAL128, 16),
+        ElementType::Uuid => fixed(fc::UUID, 16),
+        element @ (ElementType::Binary | ElementType::String | ElementType::Symbol) => {
+            let short = items.iter().all(|v| variable_len(v) <= 255);
+            let lens: usize = items.iter().map(variable_len).sum();
+            let code8 = match element {
+                ElementType::Binary => fc::VBIN8,
+                ElementType::String => fc::STR8,
+                _ => fc::SYM8,
+            };
+            let width = if short { 1 } else { 4 };
+            (
+                pick(short, code8, code8 + 0x10),
+                ctor + items.len() * width + lens,
+            )
+        }
+        element @ (ElementType::List | ElementType::Map | ElementType::Array) => {
+            let (short, bodies) = items.iter().fold((true, 0), |(short, sum), item| {
+                let (count, body) = content(item);
+                (short && fits8(count, body), sum + body)
+            });
+            let (code8, code32) = match element {
+                ElementType::List => (fc::LIST8, fc::LIST32),
+                ElementType::Map => (fc::MAP8, fc::MAP32),
+                _ => (fc::ARRAY8, fc::ARRAY32),
+            };
+            let header = compound_header_size(short) * items.len();
+            (pick(short, code8, code32), ctor + header + bodies)
+        }
+    }
+}
+
+/// The most compact constructor for a value that is neither compound nor described.
+fn scalar_constructor(value: &Value) -> u8 {
+    match value {
+        Value::Bool(true) => fc::TRUE,
+        Value::Bool(false) => fc::FALSE,
         Value::Ubyte(_) => fc::UBYTE,
         Value::Ushort(_) => fc::USHORT,
+        Value::Uint(0) => fc::UINT0,
+        Value::Uint(v) if *v <= 255 => fc::SMALLUINT,
         Value::Uint(_) => fc::UINT,
+        Value::Ulong(0) => fc::ULONG0,
+        Value::Ulong(v) if *v <= 255 => fc::SMALLULONG,
         Value::Ulong(_) => fc::ULONG,
         Value::Byte(_) => fc::BYTE,
         Value::Short(_) => fc::SHORT,
+        Value::Int(v) if i8::try_from(*v).is_ok() => fc::SMALLINT,
         Value::Int(_) => fc::INT,
+        Value::Long(v) if i8::try_from(*v).is_ok() => fc::SMALLLONG,
         Value::Long(_) => fc::LONG,
         Value::Float(_) => fc::FLOAT,
         Value::Double(_) => fc::DOUBLE,
@@ -266,7 +265,9 @@ fn wide_constructor(value: &Value) -> u8 {
         Value::Binary(b) => pick(b.len() <= 255, fc::VBIN8, fc::VBIN32),
         Value::String(s) => pick(s.len() <= 255, fc::STR8, fc::STR32),
         Value::Symbol(s) => pick(s.as_str().len() <= 255, fc::SYM8, fc::SYM32),
-        _ => fc::NULL,
+        Value::Null | Value::List(_) | Value::Map(_) | Value::Array(_) | Value::Described(_) => {
+            fc::NULL
+        }
     }
 }
 
@@ -279,34 +280,11 @@ fn variable_len(value: &Value) -> usize {
     }
 }
 
-/// Bytes of an array after its size field: count, element constructor, element payloads.
-fn array_body(array: &Array) -> usize {
-    let code = array_constructor(array);
-    let ctor = 1 + array.descriptor().map_or(0, |d| 1 + descriptor_size(d));
-    ctor + array
-        .items()
-        .iter()
-        .map(|item| payload_size(code, item))
-        .sum::<usize>()
-}
-
-/// Bytes written after constructor `code` for `value`.
+/// Bytes written after constructor `code` for a scalar `value` (or a compound array element).
 fn payload_size(code: u8, value: &Value) -> usize {
     match code {
-        fc::LIST8 | fc::LIST32 | fc::MAP8 | fc::MAP32 | fc::ARRAY8 | fc::ARRAY32 => {
-            let header = if code & 0xf0 == 0xc0 || code == fc::ARRAY8 {
-                2
-            } else {
-                8
-            };
-            header
-                + match value {
-                    Value::List(items) => list_body(items),
-                    Value::Map(entries) => map_body(entries),
-                    Value::Array(array) => array_body(array),
-                    _ => 0,
-                }
-        }
+        fc::LIST8 | fc::MAP8 | fc::ARRAY8 => 2 + content(value).1,
+        fc::LIST32 | fc::MAP32 | fc::ARRAY32 => 8 + content(value).1,
         fc::VBIN8 | fc::STR8 | fc::SYM8 => 1 + variable_len(value),
         fc::VBIN32 | fc::STR32 | fc::SYM32 => 4 + variable_len(value),
         _ => match code >> 4 {
@@ -317,6 +295,61 @@ fn payload_size(code: u8, value: &Value) -> usize {
             0x9 => 16,
             _ => 0,
         },
+    }
+}
+
+/// Writes a list, map or array: with its constructor when `element_code` is `None` (a value on
+/// its own), or without it as an array element encoded with `element_code`.
+fn encode_compound<B: BufMut>(element_code: Option<u8>, value: &Value, buf: &mut B) {
+    let (count, body, array_element) = match value {
+        Value::Array(array) => {
+            let (code, body) = array_layout(array);
+            (array.items().len(), body, Some(code))
+        }
+        other => {
+            let (count, body) = content(other);
+            (count, body, None)
+        }
+    };
+    let short = match element_code {
+        Some(code) => code & 0x10 == 0,
+        None => {
+            let short = fits8(count, body);
+            buf.put_u8(match value {
+                Value::List(_) => pick(short, fc::LIST8, fc::LIST32),
+                Value::Map(_) => pick(short, fc::MAP8, fc::MAP32),
+                _ => pick(short, fc::ARRAY8, fc::ARRAY32),
+            });
+            short
+        }
+    };
+    if short {
+        buf.put_u8(small_len(body + 1));
+        buf.put_u8(small_len(count));
+    } else {
+        buf.put_u32(wire_len(body + 4));
+        buf.put_u32(wire_len(count));
+    }
+    match value {
+        Value::List(items) => items.iter().for_each(|item| item.encode(buf)),
+        Value::Map(entries) => {
+            for (key, value) in entries {
+                key.encode(buf);
+                value.encode(buf);
+            }
+        }
+        Value::Array(array) => {
+            if let Some(descriptor) = array.descriptor() {
+                buf.put_u8(fc::DESCRIBED);
+                encode_descriptor(descriptor, buf);
+            }
+            let code = array_element.unwrap_or(fc::NULL);
+            buf.put_u8(code);
+            for item in array.items() {
+                encode_payload(code, item, buf);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -359,57 +392,20 @@ fn encode_payload<B: BufMut>(code: u8, value: &Value, buf: &mut B) {
         Value::Char(v) => buf.put_u32(u32::from(*v)),
         Value::Timestamp(v) => buf.put_i64(v.0),
         Value::Uuid(v) => buf.put_slice(&v.0),
-        Value::Binary(_) | Value::String(_) | Value::Symbol(_) => {
-            let bytes: &[u8] = match value {
-                Value::Binary(b) => b,
-                Value::String(s) => s.as_bytes(),
-                Value::Symbol(s) => s.as_str().as_bytes(),
-                _ => &[],
-            };
-            if code & 0xf0 == 0xa0 {
-                buf.put_u8(small_len(bytes.len()));
-            } else {
-                buf.put_u32(wire_len(bytes.len()));
-            }
-            buf.put_slice(bytes);
-        }
-        Value::List(items) => {
-            if code != fc::LIST0 {
-                write_sizes(code == fc::LIST8, list_body(items), items.len(), buf);
-                items.iter().for_each(|item| item.encode(buf));
-            }
-        }
-        Value::Map(entries) => {
-            write_sizes(code == fc::MAP8, map_body(entries), entries.len() * 2, buf);
-            for (key, value) in entries {
-                key.encode(buf);
-                value.encode(buf);
-            }
-        }
-        Value::Array(array) => {
-            let element = array_constructor(array);
-            let body = array_body(array);
-            // `body` already counts the element constructor; the count field comes first.
-            write_sizes(code == fc::ARRAY8, body, array.items().len(), buf);
-            if let Some(descriptor) = array.descriptor() {
-                buf.put_u8(fc::DESCRIBED);
-                encode_descriptor(descriptor, buf);
-            }
-            buf.put_u8(element);
-            for item in array.items() {
-                encode_payload(element, item, buf);
-            }
+        Value::Binary(b) => put_variable(code, b, buf),
+        Value::String(s) => put_variable(code, s.as_bytes(), buf),
+        Value::Symbol(s) => put_variable(code, s.as_str().as_bytes(), buf),
+        Value::List(_) | Value::Map(_) | Value::Array(_) => {
+            encode_compound(Some(code), value, buf);
         }
     }
 }
 
-/// Writes the size and count fields of a compound value whose elements take `body` bytes.
-fn write_sizes<B: BufMut>(short: bool, body: usize, count: usize, buf: &mut B) {
-    if short {
-        buf.put_u8(small_len(body + 1));
-        buf.put_u8(small_len(count));
+fn put_variable<B: BufMut>(code: u8, bytes: &[u8], buf: &mut B) {
+    if code & 0xf0 == 0xa0 {
+        buf.put_u8(small_len(bytes.len()));
     } else {
-        buf.put_u32(wire_len(body + 4));
-        buf.put_u32(wire_len(count));
+        buf.put_u32(wire_len(bytes.len()));
     }
+    buf.put_slice(bytes);
 }

@@ -60,13 +60,17 @@ pub struct Timestamp(pub i64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Uuid(pub [u8; 16]);
 
-/// What identifies a described type: a numeric code (`ulong`) or a symbolic name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// What identifies a described type: a numeric code (`ulong`) or a symbolic name; any other
+/// value is allowed by §1.2 (and seen from some encoders, e.g. a null descriptor on arrays) and
+/// is kept as it came.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Descriptor {
     /// Numeric descriptor, `domain << 32 | id` (e.g. `0x10` for `open`).
     Code(u64),
     /// Symbolic descriptor (e.g. `amqp:open:list`).
     Symbol(Symbol),
+    /// A descriptor of another type.
+    Other(Box<Value>),
 }
 
 impl Descriptor {
@@ -75,6 +79,7 @@ impl Descriptor {
         match self {
             Self::Code(c) => *c == code,
             Self::Symbol(s) => s.as_str() == name,
+            Self::Other(_) => false,
         }
     }
 }

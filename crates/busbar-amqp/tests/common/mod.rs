@@ -13,7 +13,11 @@ pub fn decode_at_every_split(wire: &[u8], max_frame_size: u32) -> Vec<Frame> {
     let whole = decode_chunks(&[wire], max_frame_size);
     for split in 0..=wire.len() {
         let (a, b) = wire.split_at(split);
-        assert_eq!(decode_chunks(&[a, b], max_frame_size), whole, "split at {split}");
+        assert_eq!(
+            decode_chunks(&[a, b], max_frame_size),
+            whole,
+            "split at {split}"
+        );
     }
     let bytes: Vec<&[u8]> = wire.chunks(1).collect();
     assert_eq!(decode_chunks(&bytes, max_frame_size), whole, "byte by byte");
@@ -311,9 +315,16 @@ pub fn sample_values() -> Vec<Value> {
         ]),
         Value::Array(Array::new(ElementType::Long, vec![Value::Long(1), Value::Long(-1)]).unwrap()),
         Value::Array(Array::new(ElementType::Timestamp, vec![]).unwrap()),
-        Value::Array(Array::of_symbols([Symbol::from("a"), Symbol::from(long_text.as_str())])),
+        Value::Array(Array::of_symbols([
+            Symbol::from("a"),
+            Symbol::from(long_text.as_str()),
+        ])),
         Value::Array(
-            Array::new(ElementType::Bool, vec![Value::Bool(true), Value::Bool(false)]).unwrap(),
+            Array::new(
+                ElementType::Bool,
+                vec![Value::Bool(true), Value::Bool(false)],
+            )
+            .unwrap(),
         ),
         Value::Array(
             Array::new(
