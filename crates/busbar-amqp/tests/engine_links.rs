@@ -614,3 +614,223 @@ fn peer_detach_is_answered_and_detach_after_end_is_ignored() {
         Some(Event::SessionEnded { error: None, .. })
     ));
 }
+
+#[test]
+fn all_four_outcomes_reach_the_application_and_unsettled_ones_can_be_echoed() {
+    use busbar_amqp::performatives::{Modified, Rejected, Released};
+    let (mut peer, link) = receiving_client();
+    peer.flow(1, 1, Some(0), 10, false);
+    peer.events();
+    for _ in 0..4 {
+        peer.conn
+            .send_transfer(link, delivery(b"t", Bytes::from_static(b"m")))
+            .unwrap();
+    }
+    let outcomes = [
+        DeliveryState::Accepted(Accepted {}),
+        DeliveryState::Rejected(Rejected {
+            error: Some(AmqpError::new("com.microsoft:dead-letter", "dlq")),
+        }),
+        DeliveryState::Released(Released {}),
+        DeliveryState::Modified(Modified {
+            delivery_failed: Some(true),
+            undeliverable_here: None,
+            message_annotations: None,
+        }),
+    ];
+    for (id, outcome) in outcomes.iter().enumerate() {
+        // Peek-lock clients settle with `settled = false` and wait for our settled echo.
+        peer.send(
+            1,
+            Disposition {
+                role: Role::Receiver,
+                first: DeliveryNumber(id as u32),
+                last: None,
+                settled: false,
+                state: Some(outcome.clone()),
+                batchable: false,
+            },
+        );
+    }
+    let updates: Vec<_> = peer
+        .events()
+        .into_iter()
+        .map(|event| match event {
+            Event::Disposition(update) => update,
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(updates.len(), 4);
+    for (update, outcome) in updates.iter().zip(&outcomes) {
+        assert_eq!(update.state.as_ref(), Some(outcome));
+        assert!(!update.settled);
+        peer.conn
+            .send_disposition(
+                update.link,
+                update.first,
+                update.last,
+                true,
+                update.state.clone(),
+            )
+            .unwrap();
+    }
+    for _ in &outcomes {
+        assert!(matches!(
+            peer.recv_performative(),
+            Performative::Transfer(_)
+        ));
+    }
+    for (id, outcome) in outcomes.iter().enumerate() {
+        match peer.recv_performative() {
+            Performative::Disposition(d) => {
+                assert_eq!(
+                    (d.role, d.first.0, d.settled),
+                    (Role::Sender, id as u32, true)
+                );
+                assert_eq!(d.state.as_ref(), Some(outcome));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn empty_termini_filters_and_properties_are_passed_through_and_echoed() {
+    use busbar_amqp::engine::AttachReply;
+    use busbar_amqp::performatives::{Source, Target};
+    use busbar_amqp::types::{Fields, Symbol, Value};
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 100);
+    let mut attach = attach_frame(2, Role::Receiver, "q");
+    let mut source = Source::with_address("q");
+    source.filter = Some(Fields(vec![(
+        Symbol::from("com.microsoft:session-filter"),
+        Value::Null,
+    )]));
+    attach.source = Some(Box::new(source));
+    attach.target = Some(Box::new(Target {
+        address: None,
+        ..Target::with_address("")
+    }));
+    attach.properties = Some(Fields(vec![(
+        Symbol::from("com.microsoft:timeout"),
+        Value::Uint(65_000),
+    )]));
+    peer.send(1, attach);
+    let Some(Event::AttachRequested(request)) = peer.events().pop() else {
+        panic!("expected AttachRequested");
+    };
+    assert_eq!(request.target.as_ref().unwrap().address, None);
+    assert!(
+        request
+            .properties
+            .as_ref()
+            .unwrap()
+            .get("com.microsoft:timeout")
+            .is_some()
+    );
+    // The application locks a session and reports it in the echoed filter.
+    let mut reply = AttachReply::echo(&request);
+    reply.source.as_mut().unwrap().filter = Some(Fields(vec![(
+        Symbol::from("com.microsoft:session-filter"),
+        Value::from("s-1"),
+    )]));
+    reply.max_message_size = Some(262_144);
+    reply.properties = Some(Fields(vec![(
+        Symbol::from("com.microsoft:locked-until-utc"),
+        Value::Long(1),
+    )]));
+    peer.conn.accept_attach(request.link, reply).unwrap();
+    let Performative::Attach(ours) = peer.recv_performative() else {
+        panic!("expected attach");
+    };
+    assert_eq!(ours.role, Role::Sender);
+    assert_eq!(ours.initial_delivery_count.map(|c| c.0), Some(0));
+    assert_eq!(ours.max_message_size, Some(262_144));
+    let filter = ours.source.unwrap().filter.unwrap();
+    assert_eq!(
+        filter.get("com.microsoft:session-filter"),
+        Some(&Value::from("s-1"))
+    );
+    assert!(ours.target.is_some());
+    assert!(
+        ours.properties
+            .unwrap()
+            .get("com.microsoft:locked-until-utc")
+            .is_some()
+    );
+    assert_eq!(
+        peer.conn
+            .accept_attach(request.link, AttachReply::default()),
+        Err(EngineError::InvalidState("the attach was already answered"))
+    );
+}
+
+#[test]
+fn application_end_reports_links_and_stale_session_ids_reach_nothing() {
+    let (mut peer, link) = receiving_client();
+    peer.conn.end_session(link.session, None).unwrap();
+    assert!(matches!(
+        peer.recv_performative(),
+        Performative::End(End { error: None })
+    ));
+    let events = peer.events();
+    assert!(matches!(
+        events[..],
+        [Event::Detached { .. }, Event::SessionEnded { .. }]
+    ));
+    // Until the peer's end, its frames on the channel are dropped; then the channel is reused.
+    peer.flow(1, 1, Some(0), 5, false);
+    peer.send(1, End { error: None });
+    peer.expect_silence();
+    let fresh = peer.begin(1, 100);
+    assert_eq!(fresh.channel(), link.session.channel());
+    assert_eq!(
+        peer.conn.end_session(link.session, None),
+        Err(EngineError::UnknownSession)
+    );
+    assert_eq!(
+        peer.conn.link_credit(link),
+        Err(EngineError::UnknownSession)
+    );
+    assert_eq!(peer.conn.session_count(), 1);
+}
+
+#[test]
+fn application_detach_waits_for_the_peers_detach() {
+    let (mut peer, link) = sending_client(ConnectionConfig::default());
+    peer.conn
+        .detach(
+            link,
+            Some(AmqpError::new(condition::DETACH_FORCED, "entity deleted")),
+        )
+        .unwrap();
+    match peer.recv_performative() {
+        Performative::Detach(Detach {
+            closed: true,
+            error: Some(error),
+            ..
+        }) => {
+            assert_eq!(error.condition.as_str(), condition::DETACH_FORCED);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(
+        peer.conn.detach(link, None),
+        Err(EngineError::InvalidState("already detached"))
+    );
+    // A transfer the peer sent before seeing our detach is dropped, not an error.
+    peer.send_with_payload(1, transfer(1, Some(0), false), b"late");
+    assert!(peer.events().is_empty());
+    peer.send(
+        1,
+        Detach {
+            handle: Handle(1),
+            closed: true,
+            error: None,
+        },
+    );
+    peer.expect_silence();
+    assert_eq!(peer.conn.link_count(link.session), Ok(0));
+}
