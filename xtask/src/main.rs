@@ -3,18 +3,21 @@
 use std::process::{Command, ExitCode};
 
 mod ci;
+mod fuzz;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::run(),
         Some("loom") => ci::loom(),
+        Some("fuzz") => fuzz::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci | loom>");
+            eprintln!("usage: cargo xtask <ci | loom | fuzz>");
             eprintln!(
                 "  ci    fmt, clippy -D warnings, tests (benches in test mode), docs, boundary checks"
             );
             eprintln!("  loom  the loom model-checking tests (RUSTFLAGS=--cfg loom)");
+            eprintln!("  fuzz  <target> [--seconds N]: a cargo-fuzz target of fuzz/ (nightly)");
             return ExitCode::from(2);
         }
     };
