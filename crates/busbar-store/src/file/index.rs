@@ -1,0 +1,136 @@
+//! The in-memory index of where each live record sits, and how many live bytes each segment
+//! holds: what compaction needs to decide what to copy and what to delete.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::file::format::Entry;
+use crate::file::segment::SegmentId;
+use crate::record::{EntityId, MessageKey, MetaKey, Record};
+
+/// Where one frame sits in the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Location {
+    pub(crate) segment: SegmentId,
+    pub(crate) offset: u64,
+    /// The whole frame's length, header included.
+    pub(crate) len: u64,
+}
+
+/// The frames a live message needs: its insert, and its latest update if any.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MessageFrames {
+    pub(crate) insert: Location,
+    pub(crate) update: Option<Location>,
+}
+
+/// Which frames are live, kept current on every append and rebuilt at start-up.
+#[derive(Debug, Default)]
+pub(crate) struct LiveIndex {
+    messages: HashMap<MessageKey, MessageFrames>,
+    meta: HashMap<MetaKey, Location>,
+    high_water: BTreeMap<EntityId, i64>,
+    live_bytes: HashMap<SegmentId, u64>,
+}
+
+impl LiveIndex {
+    /// Accounts for `entry`, written at `location`, in log order.
+    pub(crate) fn apply(&mut self, entry: &Entry, location: Location) {
+        match entry {
+            Entry::Record(record) => self.apply_record(record, location),
+            Entry::HighWater { entity, sequence } => self.raise_high_water(*entity, *sequence),
+        }
+    }
+
+    /// Accounts for `record`, written at `location`, in log order.
+    pub(crate) fn apply_record(&mut self, record: &Record, location: Location) {
+        match record {
+            Record::Insert { key, .. } => {
+                self.raise_high_water(key.entity, key.sequence);
+                let frames = MessageFrames {
+                    insert: location,
+                    update: None,
+                };
+                self.add_live(location);
+                if let Some(old) = self.messages.insert(*key, frames) {
+                    self.release_message(old);
+                }
+            }
+            Record::Update { key, .. } => {
+                if let Some(frames) = self.messages.get_mut(key) {
+                    let old = frames.update.replace(location);
+                    self.add_live(location);
+                    if let Some(old) = old {
+                        self.release(old);
+                    }
+                }
+            }
+            Record::Remove { key } => {
+                if let Some(old) = self.messages.remove(key) {
+                    self.release_message(old);
+                }
+            }
+            Record::Meta { entity, key, value } => {
+                let meta_key = MetaKey {
+                    entity: *entity,
+                    key: key.clone(),
+                };
+                let old = if value.is_some() {
+                    self.add_live(location);
+                    self.meta.insert(meta_key, location)
+                } else {
+                    self.meta.remove(&meta_key)
+                };
+                if let Some(old) = old {
+                    self.release(old);
+                }
+            }
+        }
+    }
+
+    fn raise_high_water(&mut self, entity: EntityId, sequence: i64) {
+        let mark = self.high_water.entry(entity).or_insert(sequence);
+        *mark = (*mark).max(sequence);
+    }
+
+    fn add_live(&mut self, location: Location) {
+        *self.live_bytes.entry(location.segment).or_default() += location.len;
+    }
+
+    fn release(&mut self, location: Location) {
+        if let Some(live) = self.live_bytes.get_mut(&location.segment) {
+            *live = live.saturating_sub(location.len);
+        }
+    }
+
+    fn release_message(&mut self, frames: MessageFrames) {
+        self.release(frames.insert);
+        if let Some(update) = frames.update {
+            self.release(update);
+        }
+    }
+
+    /// Bytes of `segment` that live state still needs.
+    pub(crate) fn live_bytes(&self, segment: SegmentId) -> u64 {
+        self.live_bytes.get(&segment).copied().unwrap_or(0)
+    }
+
+    /// Forgets a deleted segment (it holds nothing live any more).
+    pub(crate) fn forget(&mut self, segment: SegmentId) {
+        self.live_bytes.remove(&segment);
+    }
+
+    /// The live frames of a message, if it is live.
+    pub(crate) fn message(&self, key: &MessageKey) -> Option<MessageFrames> {
+        self.messages.get(key).copied()
+    }
+
+    /// The frame holding a metadata entry's current value, if it is set.
+    pub(crate) fn meta(&self, key: &MetaKey) -> Option<Location> {
+        self.meta.get(key).copied()
+    }
+
+    /// The highest sequence number ever inserted, per entity.
+    pub(crate) fn high_water(&self) -> &BTreeMap<EntityId, i64> {
+        &self.high_water
+    }
+}

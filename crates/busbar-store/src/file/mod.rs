@@ -1,0 +1,283 @@
+//! `FileStorage`: a directory of checksummed segment files with torn-tail recovery and
+//! compaction.
+
+mod compaction;
+mod format;
+mod index;
+mod scan;
+mod segment;
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Poison, StoreError};
+use crate::record::{EntityId, Lsn, Record};
+use crate::recovered::Recovered;
+use crate::storage::{CompactionReport, Storage};
+use format::{Entry, HEADER_LEN};
+use index::{LiveIndex, Location};
+use scan::ScanMode;
+use segment::SegmentId;
+
+/// Tuning for [`FileStorage`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileOptions {
+    /// A new segment is started when an append would take the current one past this size
+    /// (a single larger batch still goes whole into one segment). Compaction works one segment
+    /// at a time, so this also bounds one compaction step.
+    pub segment_size: u64,
+    /// Compaction rewrites the oldest segment once at least this percentage of the bytes in
+    /// sealed segments is dead. Segments with nothing live are deleted regardless.
+    pub compact_dead_percent: u8,
+}
+
+impl Default for FileOptions {
+    fn default() -> Self {
+        FileOptions {
+            segment_size: 64 * 1024 * 1024,
+            compact_dead_percent: 50,
+        }
+    }
+}
+
+/// A [`Storage`] in a directory of segment files.
+///
+/// Every record is framed with its length and a CRC32C, and each segment header carries the
+/// format version and the log position of its first record. Appends go to the newest segment
+/// (one `write` per batch); [`sync`](Storage::sync) is one `fdatasync`. A segment is synced
+/// before the next one is created, so only the last segment can have a torn tail.
+///
+/// [`open`](FileStorage::open) reads the whole journal once: a bad frame in the last segment is
+/// cut off there (it was never synced); anywhere else it fails with [`StoreError::Corrupt`]
+/// naming the file and offset.
+///
+/// Compaction deletes the oldest segment, after copying what is still live in it (messages as
+/// an insert with their latest state, metadata entries, and each entity's sequence high-water
+/// mark) to the newest segment and syncing. Working only on the oldest segment keeps every
+/// removal record valid: whatever it removed is older still, so already gone. A crash between
+/// copy and delete leaves both copies, and the later one wins on recovery.
+#[derive(Debug)]
+pub struct FileStorage {
+    dir: PathBuf,
+    options: FileOptions,
+    /// Every segment on disk, oldest first; the last one is the head.
+    segments: BTreeMap<SegmentId, SegmentInfo>,
+    head: Head,
+    index: LiveIndex,
+    /// Reused encoding buffer: one batch, written with one call.
+    encoded: Vec<u8>,
+    frame_lens: Vec<u64>,
+    last: Lsn,
+    durable: Lsn,
+    poison: Poison,
+    /// The state read by `open`, handed out by the first `recover` without reading again.
+    recovered_at_open: Option<Recovered>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SegmentInfo {
+    first_lsn: Lsn,
+    len: u64,
+}
+
+#[derive(Debug)]
+struct Head {
+    id: SegmentId,
+    file: File,
+}
+
+impl FileStorage {
+    /// Opens (creating if needed) the journal in `dir` and recovers it: a torn tail of the last
+    /// segment is truncated durably; corruption elsewhere is an error.
+    pub fn open(dir: impl AsRef<Path>, options: FileOptions) -> Result<FileStorage, StoreError> {
+        let dir = dir.as_ref().to_path_buf();
+        fs::create_dir_all(&dir).map_err(|e| StoreError::io("create directory", &dir, e))?;
+        let mut recovered = Recovered::default();
+        let mut index = LiveIndex::default();
+        let scan = scan::scan(&dir, ScanMode::Repair, |_, location, entry| {
+            index.apply(&entry, location);
+            replay(&mut recovered, entry);
+        })?;
+        recovered.durable = scan.last;
+        let mut segments: BTreeMap<SegmentId, SegmentInfo> = scan
+            .segments
+            .iter()
+            .map(|s| {
+                let info = SegmentInfo {
+                    first_lsn: s.first_lsn,
+                    len: s.len,
+                };
+                (s.id, info)
+            })
+            .collect();
+        let head = match scan.segments.last() {
+            Some(last) => Head {
+                id: last.id,
+                file: segment::open_for_append(&last.id.path_in(&dir))?,
+            },
+            None => {
+                let id = SegmentId(1);
+                let first_lsn = scan.last.next();
+                let file = segment::create(&dir, id, first_lsn)?;
+                let len = HEADER_LEN as u64;
+                segments.insert(id, SegmentInfo { first_lsn, len });
+                Head { id, file }
+            }
+        };
+        Ok(FileStorage {
+            dir,
+            options,
+            segments,
+            head,
+            index,
+            encoded: Vec::new(),
+            frame_lens: Vec::new(),
+            last: scan.last,
+            durable: scan.last,
+            poison: Poison::default(),
+            recovered_at_open: Some(recovered),
+        })
+    }
+
+    /// The directory holding the segments.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Bytes currently used by segment files.
+    pub fn disk_usage(&self) -> u64 {
+        self.segments.values().map(|s| s.len).sum()
+    }
+
+    /// How many segment files exist.
+    pub fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+
+    fn head_len(&self) -> u64 {
+        self.segments.get(&self.head.id).map_or(0, |s| s.len)
+    }
+
+    /// Encodes `records` then one high-water mark per entry of `marks`, writes them with one
+    /// call (starting a new segment first if needed) and indexes them.
+    fn write_batch(
+        &mut self,
+        records: &[Record],
+        marks: &BTreeMap<EntityId, i64>,
+    ) -> Result<Lsn, StoreError> {
+        self.poison.check()?;
+        if let Some(size) = records
+            .iter()
+            .map(format::payload_len)
+            .find(|&size| size > format::MAX_PAYLOAD)
+        {
+            return Err(StoreError::RecordTooLarge {
+                size,
+                limit: format::MAX_PAYLOAD,
+            });
+        }
+        self.encoded.clear();
+        self.frame_lens.clear();
+        for record in records {
+            let len = format::encode_record(&mut self.encoded, record);
+            self.frame_lens.push(len as u64);
+        }
+        for (&entity, &sequence) in marks {
+            format::encode_high_water(&mut self.encoded, entity, sequence);
+        }
+        if self.encoded.is_empty() {
+            return Ok(self.last);
+        }
+        let batch_len = self.encoded.len() as u64;
+        let head_len = self.head_len();
+        if head_len > HEADER_LEN as u64 && head_len + batch_len > self.options.segment_size {
+            self.rotate()?;
+        }
+        let path = self.head.id.path_in(&self.dir);
+        if let Err(error) = self.head.file.write_all(&self.encoded) {
+            return Err(self.poison.set(StoreError::io("write", path, error)));
+        }
+        let mut offset = self.head_len();
+        if let Some(head) = self.segments.get_mut(&self.head.id) {
+            head.len += batch_len;
+        }
+        for (record, &len) in records.iter().zip(&self.frame_lens) {
+            let location = Location {
+                segment: self.head.id,
+                offset,
+                len,
+            };
+            self.index.apply_record(record, location);
+            offset += len;
+        }
+        self.last = Lsn(self.last.0 + (records.len() + marks.len()) as u64);
+        Ok(self.last)
+    }
+
+    /// Seals the head (synced, so only the newest segment can ever have a torn tail) and starts
+    /// a new one.
+    fn rotate(&mut self) -> Result<(), StoreError> {
+        let path = self.head.id.path_in(&self.dir);
+        if let Err(error) = self.head.file.sync_data() {
+            return Err(self.poison.set(StoreError::io("sync", path, error)));
+        }
+        let id = self.head.id.next();
+        let first_lsn = self.last.next();
+        let file = match segment::create(&self.dir, id, first_lsn) {
+            Ok(file) => file,
+            Err(error) => return Err(self.poison.set(error)),
+        };
+        let len = HEADER_LEN as u64;
+        self.segments.insert(id, SegmentInfo { first_lsn, len });
+        self.head = Head { id, file };
+        Ok(())
+    }
+}
+
+/// Applies one journal entry to the state being rebuilt.
+fn replay(recovered: &mut Recovered, entry: Entry) {
+    match entry {
+        Entry::Record(record) => recovered.apply(&record),
+        Entry::HighWater { entity, sequence } => recovered.raise_high_water(entity, sequence),
+    }
+}
+
+impl Storage for FileStorage {
+    fn append(&mut self, records: &[Record]) -> Result<Lsn, StoreError> {
+        self.write_batch(records, &BTreeMap::new())
+    }
+
+    fn sync(&mut self) -> Result<Lsn, StoreError> {
+        self.poison.check()?;
+        if self.durable == self.last {
+            return Ok(self.durable);
+        }
+        if let Err(error) = self.head.file.sync_data() {
+            let path = self.head.id.path_in(&self.dir);
+            return Err(self.poison.set(StoreError::io("sync", path, error)));
+        }
+        self.durable = self.last;
+        Ok(self.durable)
+    }
+
+    fn recover(&mut self) -> Result<Recovered, StoreError> {
+        self.poison.check()?;
+        if let Some(recovered) = self.recovered_at_open.take()
+            && recovered.durable == self.durable
+        {
+            return Ok(recovered);
+        }
+        let mut recovered = Recovered::default();
+        scan::scan(&self.dir, ScanMode::UpTo(self.durable), |_, _, entry| {
+            replay(&mut recovered, entry);
+        })?;
+        recovered.durable = self.durable;
+        Ok(recovered)
+    }
+
+    fn compact(&mut self) -> Result<CompactionReport, StoreError> {
+        self.compact_step()
+    }
+}

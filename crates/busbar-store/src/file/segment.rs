@@ -1,0 +1,107 @@
+//! Segment files: naming, listing, whole-file reads and directory syncs.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use crate::error::StoreError;
+use crate::file::format;
+use crate::record::Lsn;
+
+const SUFFIX: &str = ".seg";
+
+/// Orders segments: a newer segment has a larger id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct SegmentId(pub(crate) u64);
+
+impl SegmentId {
+    pub(crate) fn next(self) -> SegmentId {
+        SegmentId(self.0 + 1)
+    }
+
+    pub(crate) fn path_in(self, dir: &Path) -> PathBuf {
+        dir.join(format!("{:016x}{SUFFIX}", self.0))
+    }
+
+    fn parse(file_name: &str) -> Option<SegmentId> {
+        let hex = file_name.strip_suffix(SUFFIX)?;
+        if hex.len() != 16 {
+            return None;
+        }
+        u64::from_str_radix(hex, 16).ok().map(SegmentId)
+    }
+}
+
+/// The segment files in `dir`, oldest first. Other files are ignored.
+pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentId>, StoreError> {
+    let entries = fs::read_dir(dir).map_err(|e| StoreError::io("list", dir, e))?;
+    let mut ids = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io("list", dir, e))?;
+        if let Some(id) = entry.file_name().to_str().and_then(SegmentId::parse) {
+            ids.push(id);
+        }
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// Reads a whole segment in one buffer, so recovery makes no per-record system calls.
+pub(crate) fn read_all(path: &Path) -> Result<Bytes, StoreError> {
+    let mut file = File::open(path).map_err(|e| StoreError::io("open", path, e))?;
+    let mut data = Vec::new();
+    file.read_to_end(&mut data)
+        .map_err(|e| StoreError::io("read", path, e))?;
+    Ok(Bytes::from(data))
+}
+
+/// Creates a segment holding only its header, durable (file and directory entry) on return.
+pub(crate) fn create(dir: &Path, id: SegmentId, first_lsn: Lsn) -> Result<File, StoreError> {
+    let path = id.path_in(dir);
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| StoreError::io("create", &path, e))?;
+    file.write_all(&format::encode_header(first_lsn))
+        .map_err(|e| StoreError::io("write", &path, e))?;
+    file.sync_data()
+        .map_err(|e| StoreError::io("sync", &path, e))?;
+    sync_dir(dir)?;
+    Ok(file)
+}
+
+/// Opens an existing segment for appending at its end.
+pub(crate) fn open_for_append(path: &Path) -> Result<File, StoreError> {
+    OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| StoreError::io("open", path, e))
+}
+
+/// Cuts a segment at `len` bytes (dropping a torn tail) and makes the cut durable.
+pub(crate) fn truncate(path: &Path, len: u64) -> Result<(), StoreError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| StoreError::io("open", path, e))?;
+    file.set_len(len)
+        .map_err(|e| StoreError::io("truncate", path, e))?;
+    file.sync_all().map_err(|e| StoreError::io("sync", path, e))
+}
+
+/// Deletes a segment and makes the deletion durable.
+pub(crate) fn remove(dir: &Path, id: SegmentId) -> Result<(), StoreError> {
+    let path = id.path_in(dir);
+    fs::remove_file(&path).map_err(|e| StoreError::io("delete", &path, e))?;
+    sync_dir(dir)
+}
+
+/// Makes creations, renames and deletions in `dir` durable.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StoreError::io("sync directory", dir, e))
+}

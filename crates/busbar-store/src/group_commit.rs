@@ -1,0 +1,252 @@
+//! `GroupCommit`: the writer thread that appends everything queued, syncs once, and then
+//! reports each submission durable (or failed).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+
+use crate::error::StoreError;
+use crate::record::{Lsn, Record};
+use crate::storage::Storage;
+
+/// Called exactly once with the outcome of a submission: `Ok(lsn)` once its records are durable
+/// (`lsn` is the position of its last record), or the error that prevented it.
+pub type Completion = Box<dyn FnOnce(Result<Lsn, StoreError>) + Send>;
+
+/// Tuning for [`GroupCommit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupCommitOptions {
+    /// Submissions that may wait for the writer; past this, [`GroupCommitHandle::submit`]
+    /// blocks and [`GroupCommitHandle::try_submit`] refuses.
+    pub queue_capacity: usize,
+    /// Whether the writer runs compaction steps while it has nothing else to do.
+    pub compaction: bool,
+}
+
+impl Default for GroupCommitOptions {
+    fn default() -> Self {
+        GroupCommitOptions {
+            queue_capacity: 4096,
+            compaction: true,
+        }
+    }
+}
+
+/// A submission refused by [`GroupCommitHandle::try_submit`]; the records and completion are
+/// handed back untouched.
+pub struct Rejected {
+    /// The records that were not queued.
+    pub records: Vec<Record>,
+    /// The completion that was not called.
+    pub completion: Completion,
+    /// Why: `true` if the writer has shut down, `false` if the queue was full.
+    pub closed: bool,
+}
+
+impl std::fmt::Debug for Rejected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rejected")
+            .field("records", &self.records.len())
+            .field("closed", &self.closed)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Submission {
+    records: Vec<Record>,
+    completion: Completion,
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: VecDeque<Submission>,
+    closed: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Signalled when work arrives or the writer is closed.
+    work: Condvar,
+    /// Signalled when the writer takes work, freeing room.
+    room: Condvar,
+    capacity: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // A panicking completion cannot leave the queue half-updated, so a poisoned lock is
+        // still usable.
+        self.queue
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Runs a [`Storage`] on its own thread and commits submissions in groups: one sync for
+/// everything that queued up while the previous sync ran, so throughput grows with the number
+/// of concurrent submitters instead of being one sync per submission.
+///
+/// Once the storage fails, every waiting and later submission completes with the error (the
+/// storage reports [`StoreError::Poisoned`]): nothing is retried, nothing acknowledged.
+pub struct GroupCommit<S> {
+    shared: Arc<Shared>,
+    thread: JoinHandle<S>,
+}
+
+/// Submits records to a [`GroupCommit`] writer; cheap to clone and share between threads.
+#[derive(Clone)]
+pub struct GroupCommitHandle {
+    shared: Arc<Shared>,
+}
+
+impl<S: Storage + 'static> GroupCommit<S> {
+    /// Starts the writer thread, which owns `storage` until [`shutdown`](GroupCommit::shutdown).
+    pub fn spawn(storage: S, options: GroupCommitOptions) -> Result<GroupCommit<S>, StoreError> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            work: Condvar::new(),
+            room: Condvar::new(),
+            capacity: options.queue_capacity.max(1),
+        });
+        let writer_shared = Arc::clone(&shared);
+        let thread = thread::Builder::new()
+            .name("busbar-store-writer".into())
+            .spawn(move || run_writer(storage, &writer_shared, options.compaction))
+            .map_err(|e| StoreError::io("spawn writer thread", "", e))?;
+        Ok(GroupCommit { shared, thread })
+    }
+
+    /// A handle to submit records with.
+    pub fn handle(&self) -> GroupCommitHandle {
+        GroupCommitHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// Stops taking submissions, lets the writer commit everything already queued (calling
+    /// every completion), and returns the storage. Later submissions complete with
+    /// [`StoreError::Closed`].
+    pub fn shutdown(self) -> thread::Result<S> {
+        self.shared.lock().closed = true;
+        self.shared.work.notify_all();
+        self.shared.room.notify_all();
+        self.thread.join()
+    }
+}
+
+impl GroupCommitHandle {
+    /// Queues `records`; `completion` is called once they are durable or have failed.
+    ///
+    /// **Blocks** while the queue is full (back-pressure). After shutdown, `completion` is
+    /// called at once with [`StoreError::Closed`]. Use [`try_submit`](Self::try_submit) where
+    /// blocking is not allowed.
+    pub fn submit(&self, records: Vec<Record>, completion: Completion) {
+        let mut queue = self.shared.lock();
+        while !queue.closed && queue.pending.len() >= self.shared.capacity {
+            queue = self
+                .shared
+                .room
+                .wait(queue)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        if queue.closed {
+            drop(queue);
+            completion(Err(StoreError::Closed));
+            return;
+        }
+        queue.pending.push_back(Submission {
+            records,
+            completion,
+        });
+        drop(queue);
+        self.shared.work.notify_one();
+    }
+
+    /// Queues `records` if there is room; otherwise hands them back with the completion
+    /// (uncalled) so the caller can apply its own back-pressure.
+    pub fn try_submit(&self, records: Vec<Record>, completion: Completion) -> Result<(), Rejected> {
+        let mut queue = self.shared.lock();
+        if queue.closed || queue.pending.len() >= self.shared.capacity {
+            return Err(Rejected {
+                records,
+                completion,
+                closed: queue.closed,
+            });
+        }
+        queue.pending.push_back(Submission {
+            records,
+            completion,
+        });
+        drop(queue);
+        self.shared.work.notify_one();
+        Ok(())
+    }
+}
+
+/// Waits for work (or, while compaction has work, takes only what is already there).
+fn take_batch(shared: &Shared, wait: bool) -> Option<Vec<Submission>> {
+    let mut queue = shared.lock();
+    while wait && queue.pending.is_empty() && !queue.closed {
+        queue = shared
+            .work
+            .wait(queue)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+    }
+    if queue.pending.is_empty() && queue.closed {
+        return None;
+    }
+    let batch: Vec<Submission> = queue.pending.drain(..).collect();
+    drop(queue);
+    shared.room.notify_all();
+    Some(batch)
+}
+
+fn run_writer<S: Storage>(mut storage: S, shared: &Shared, compaction: bool) -> S {
+    let mut compaction_due = compaction;
+    while let Some(batch) = take_batch(shared, !compaction_due) {
+        if batch.is_empty() {
+            // Idle: one bounded compaction step, then look for submissions again. A failed step
+            // is not retried until after the next commit; if it poisoned the storage, that
+            // commit reports it.
+            compaction_due = storage.compact().is_ok_and(|report| report.more);
+            continue;
+        }
+        commit(&mut storage, batch);
+        compaction_due = compaction;
+    }
+    storage
+}
+
+/// Appends every submission, syncs once, then completes them all.
+fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>) {
+    let mut appended = Vec::with_capacity(batch.len());
+    let mut failure = None;
+    for submission in &batch {
+        match storage.append(&submission.records) {
+            Ok(lsn) => appended.push(Ok(lsn)),
+            // A refused record (too large) fails only its own submission.
+            Err(error @ StoreError::RecordTooLarge { .. }) => appended.push(Err(error)),
+            Err(error) => {
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    let synced = match failure {
+        Some(error) => Err(error),
+        None => storage.sync(),
+    };
+    match synced {
+        // Without a failure every submission was appended, so the two lists pair up.
+        Ok(_) => {
+            for (submission, outcome) in batch.into_iter().zip(appended) {
+                (submission.completion)(outcome);
+            }
+        }
+        Err(error) => {
+            for submission in batch {
+                (submission.completion)(Err(error.clone()));
+            }
+        }
+    }
+}

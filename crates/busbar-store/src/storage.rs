@@ -1,0 +1,62 @@
+//! The `Storage` trait every backend implements.
+
+use crate::error::StoreError;
+use crate::record::{Lsn, Record};
+use crate::recovered::Recovered;
+
+/// A durable, batch-oriented log of [`Record`]s.
+///
+/// The broker drives one storage from one writer thread (see
+/// [`GroupCommit`](crate::GroupCommit)): many appends, then one sync, then it acknowledges
+/// everything up to the position the sync returned.
+///
+/// **Poisoning.** When a write or a sync fails, the backend cannot know what reached the disk, so
+/// it never retries: that call returns the error and every later call returns
+/// [`StoreError::Poisoned`]. Only a restart (reopening the storage and recovering) clears it.
+pub trait Storage: Send {
+    /// Buffers `records` in order and returns the position of the last one (the current
+    /// position if `records` is empty).
+    ///
+    /// On return the records are ordered after everything appended before, but **not durable**:
+    /// a crash may lose them. A record too large to store is refused before anything is written
+    /// ([`StoreError::RecordTooLarge`], store not poisoned); any other error poisons the store.
+    fn append(&mut self, records: &[Record]) -> Result<Lsn, StoreError>;
+
+    /// Makes everything appended so far durable and returns the position of the last record.
+    ///
+    /// On `Ok(lsn)` every record up to `lsn` survives any crash. On `Err` nothing more may be
+    /// acknowledged: the store is poisoned.
+    fn sync(&mut self) -> Result<Lsn, StoreError>;
+
+    /// The live state as of the last successful sync (what a restart right now would see).
+    ///
+    /// Call it once at start-up. Records appended but not synced are not included.
+    fn recover(&mut self) -> Result<Recovered, StoreError>;
+
+    /// Drops what settled records no longer need, one bounded step per call so appends are not
+    /// held up for long. Call it between syncs while it reports work done.
+    ///
+    /// A step may sync (which makes earlier appends durable too) before it deletes anything, so
+    /// it is crash-safe at every point. IO failures poison the store.
+    fn compact(&mut self) -> Result<CompactionReport, StoreError>;
+}
+
+/// What one compaction step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactionReport {
+    /// Records copied forward because they were still live.
+    pub records_rewritten: u64,
+    /// Records dropped because nothing live depends on them any more.
+    pub records_dropped: u64,
+    /// Bytes of storage released.
+    pub bytes_released: u64,
+    /// Whether another step would find more to do now.
+    pub more: bool,
+}
+
+impl CompactionReport {
+    /// Whether this step changed anything.
+    pub fn did_work(&self) -> bool {
+        self.records_rewritten > 0 || self.records_dropped > 0 || self.bytes_released > 0
+    }
+}

@@ -1,0 +1,193 @@
+//! The suite every backend must pass, run against `MemoryStorage` and `FileStorage`.
+
+use std::collections::BTreeMap;
+
+use busbar_store::{EntityId, Lsn, MetaKey, Recovered, Storage, StoredMessage};
+use bytes::Bytes;
+
+use crate::support::{Backend, ENTITY, compact_fully, insert, key, meta, remove, update};
+
+fn stored(message: &str, state: &str) -> StoredMessage {
+    StoredMessage {
+        message: Bytes::copy_from_slice(message.as_bytes()),
+        state: Bytes::copy_from_slice(state.as_bytes()),
+    }
+}
+
+fn meta_key(name: &str) -> MetaKey {
+    MetaKey {
+        entity: ENTITY,
+        key: Bytes::copy_from_slice(name.as_bytes()),
+    }
+}
+
+fn empty_store_recovers_nothing<B: Backend>() {
+    let mut backend = B::create(false);
+    let recovered = backend.store().recover().unwrap();
+    assert_eq!(recovered, Recovered::default());
+}
+
+fn synced_records_survive_a_restart<B: Backend>() {
+    let mut backend = B::create(false);
+    let store = backend.store();
+    store
+        .append(&[
+            insert(1, "m1", "s1"),
+            insert(2, "m2", "s2"),
+            insert(3, "m3", "s3"),
+        ])
+        .unwrap();
+    store
+        .append(&[update(1, "s1b"), remove(2), meta("session", Some("v1"))])
+        .unwrap();
+    store
+        .append(&[meta("gone", Some("x")), meta("gone", None)])
+        .unwrap();
+    let durable = store.sync().unwrap();
+    assert_eq!(durable, Lsn(8));
+    backend.restart();
+    let recovered = backend.store().recover().unwrap();
+    let expected_messages =
+        BTreeMap::from([(key(1), stored("m1", "s1b")), (key(3), stored("m3", "s3"))]);
+    assert_eq!(recovered.messages, expected_messages);
+    assert_eq!(
+        recovered.meta,
+        BTreeMap::from([(meta_key("session"), Bytes::from_static(b"v1"))])
+    );
+    assert_eq!(recovered.high_water, BTreeMap::from([(ENTITY, 3)]));
+    assert_eq!(recovered.durable, durable);
+}
+
+fn recover_excludes_unsynced_records<B: Backend>() {
+    let mut backend = B::create(false);
+    let store = backend.store();
+    store.append(&[insert(1, "m1", "s1")]).unwrap();
+    store.sync().unwrap();
+    store.append(&[insert(2, "m2", "s2"), remove(1)]).unwrap();
+    let recovered = store.recover().unwrap();
+    assert_eq!(
+        recovered.messages,
+        BTreeMap::from([(key(1), stored("m1", "s1"))])
+    );
+    assert_eq!(recovered.durable, Lsn(1));
+}
+
+fn positions_keep_increasing_across_restarts<B: Backend>() {
+    let mut backend = B::create(false);
+    assert_eq!(backend.store().append(&[]).unwrap(), Lsn(0));
+    let first = backend.store().append(&[insert(1, "a", "b")]).unwrap();
+    backend.store().sync().unwrap();
+    backend.restart();
+    let second = backend.store().append(&[insert(2, "a", "b")]).unwrap();
+    assert!(second > first, "{second:?} after {first:?}");
+    assert_eq!(backend.store().sync().unwrap(), second);
+}
+
+fn unknown_keys_in_updates_and_removes_are_ignored<B: Backend>() {
+    let mut backend = B::create(false);
+    let store = backend.store();
+    store
+        .append(&[update(9, "x"), remove(8), meta("never", None)])
+        .unwrap();
+    store.append(&[insert(1, "m", "s")]).unwrap();
+    store.sync().unwrap();
+    backend.restart();
+    let recovered = backend.store().recover().unwrap();
+    assert_eq!(
+        recovered.messages,
+        BTreeMap::from([(key(1), stored("m", "s"))])
+    );
+    assert!(recovered.meta.is_empty());
+}
+
+fn high_water_survives_removal_and_compaction<B: Backend>() {
+    let mut backend = B::create(true);
+    let store = backend.store();
+    for sequence in 1..=200 {
+        store
+            .append(&[insert(sequence, "message body padding", "state")])
+            .unwrap();
+        store.append(&[remove(sequence)]).unwrap();
+        store.sync().unwrap();
+        store.compact().unwrap();
+    }
+    compact_fully(store);
+    backend.restart();
+    let recovered = backend.store().recover().unwrap();
+    assert!(recovered.messages.is_empty());
+    assert_eq!(recovered.high_water, BTreeMap::from([(ENTITY, 200)]));
+}
+
+fn compaction_preserves_live_state<B: Backend>() {
+    let mut backend = B::create(true);
+    let store = backend.store();
+    let other = EntityId(2);
+    for sequence in 1..=300i64 {
+        let mut batch = vec![insert(sequence, &format!("message {sequence}"), "fresh")];
+        if sequence % 3 != 0 {
+            batch.push(remove(sequence - 1));
+        }
+        if sequence % 5 == 0 {
+            batch.push(update(sequence, &format!("updated {sequence}")));
+        }
+        batch.push(meta(
+            &format!("k{}", sequence % 7),
+            Some(&format!("v{sequence}")),
+        ));
+        batch.push(busbar_store::Record::Insert {
+            key: busbar_store::MessageKey {
+                entity: other,
+                sequence: sequence * 10,
+            },
+            message: Bytes::from_static(b"other"),
+            state: Bytes::new(),
+        });
+        batch.push(busbar_store::Record::Remove {
+            key: busbar_store::MessageKey {
+                entity: other,
+                sequence: sequence * 10,
+            },
+        });
+        store.append(&batch).unwrap();
+        store.sync().unwrap();
+        if sequence % 10 == 0 {
+            store.compact().unwrap();
+        }
+    }
+    let before = store.recover().unwrap();
+    compact_fully(store);
+    let after_compaction = store.recover().unwrap();
+    assert_eq!(after_compaction.messages, before.messages);
+    assert_eq!(after_compaction.meta, before.meta);
+    assert_eq!(after_compaction.high_water, before.high_water);
+    backend.restart();
+    let after_restart = backend.store().recover().unwrap();
+    assert_eq!(after_restart.messages, before.messages);
+    assert_eq!(after_restart.meta, before.meta);
+    assert_eq!(
+        after_restart.high_water,
+        BTreeMap::from([(ENTITY, 300), (other, 3000)])
+    );
+    assert_eq!(after_restart.meta.len(), 7);
+}
+
+macro_rules! for_both_backends {
+    ($($test:ident),* $(,)?) => {
+        mod memory {
+            $(#[test] fn $test() { super::$test::<crate::support::Memory>() })*
+        }
+        mod file {
+            $(#[test] fn $test() { super::$test::<crate::support::File>() })*
+        }
+    };
+}
+
+for_both_backends!(
+    empty_store_recovers_nothing,
+    synced_records_survive_a_restart,
+    recover_excludes_unsynced_records,
+    positions_keep_increasing_across_restarts,
+    unknown_keys_in_updates_and_removes_are_ignored,
+    high_water_survives_removal_and_compaction,
+    compaction_preserves_live_state,
+);

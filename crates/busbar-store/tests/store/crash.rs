@@ -1,0 +1,186 @@
+//! Crash test: a child process appends, syncs and compacts in a loop and reports each durable
+//! step; the parent SIGKILLs it at random moments, recovers, and checks that every step reported
+//! durable is there and nothing that was never written appears.
+//!
+//! The child is this test binary re-executed with `BUSBAR_STORE_CRASH_CHILD` naming the
+//! directory; without it `crash_child_writer` does nothing.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use busbar_store::{FileOptions, FileStorage, MetaKey, Record, Storage, StoredMessage};
+use bytes::Bytes;
+
+use crate::support::{ENTITY, Rng, TestDir, insert, key, meta, remove, update};
+
+const CHILD_ENV: &str = "BUSBAR_STORE_CRASH_CHILD";
+const OPTIONS: FileOptions = FileOptions {
+    segment_size: 16 * 1024,
+    compact_dead_percent: 30,
+};
+
+fn body(step: i64) -> String {
+    // Sizes vary so batches straddle segment boundaries at different places.
+    let len = 10 + (step * 37 % 900) as usize;
+    format!("{step}:").repeat(len / 4 + 1)
+}
+
+/// Step `k`'s records. Every record sets an absolute value on its own key, so applying a
+/// step again after part of it was lost yields exactly the full step.
+fn step_records(step: i64) -> Vec<Record> {
+    let mut records = vec![insert(step, &body(step), &format!("{step}/0"))];
+    if step > 1 {
+        records.push(update(step - 1, &format!("{}/1", step - 1)));
+    }
+    if step > 3 {
+        records.push(remove(step - 3));
+    }
+    records.push(meta("step", Some(&step.to_string())));
+    records
+}
+
+type Messages = BTreeMap<busbar_store::MessageKey, StoredMessage>;
+type Meta = BTreeMap<MetaKey, Bytes>;
+
+/// The state after steps `1..step` and the first `partial` records of `step`. Replaying the
+/// last five steps suffices: every message inserted earlier has been removed by then.
+fn model(step: i64, partial: usize) -> (Messages, Meta) {
+    let mut messages = Messages::new();
+    let mut meta_map = Meta::new();
+    let first = (step - 4).max(1);
+    for k in first..=step {
+        let records = step_records(k);
+        let take = if k == step { partial } else { records.len() };
+        for record in records.into_iter().take(take) {
+            match record {
+                Record::Insert {
+                    key,
+                    message,
+                    state,
+                } => {
+                    messages.insert(key, StoredMessage { message, state });
+                }
+                Record::Update { key, state } => {
+                    if let Some(stored) = messages.get_mut(&key) {
+                        stored.state = state;
+                    }
+                }
+                Record::Remove { key } => {
+                    messages.remove(&key);
+                }
+                Record::Meta { entity, key, value } => {
+                    let meta_key = MetaKey { entity, key };
+                    match value {
+                        Some(value) => meta_map.insert(meta_key, value),
+                        None => meta_map.remove(&meta_key),
+                    };
+                }
+            }
+        }
+    }
+    (messages, meta_map)
+}
+
+/// The child: continue the step sequence from what recovery finds, printing each durable step.
+#[test]
+fn crash_child_writer() {
+    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
+    let mut store = FileStorage::open(Path::new(&dir), OPTIONS).unwrap();
+    let recovered = store.recover().unwrap();
+    // Redo the last step found (it may be partial), then carry on.
+    let mut step = recovered
+        .high_water
+        .get(&ENTITY)
+        .copied()
+        .unwrap_or(1)
+        .max(1);
+    let mut stdout = std::io::stdout().lock();
+    loop {
+        store.append(&step_records(step)).unwrap();
+        store.sync().unwrap();
+        writeln!(stdout, "durable {step}").unwrap();
+        stdout.flush().unwrap();
+        store.compact().unwrap();
+        step += 1;
+    }
+}
+
+/// Recovers `dir` and checks it holds a state the child really wrote, at least `durable`.
+fn check_recovery(dir: &Path, durable: i64, seed: u64) -> i64 {
+    let mut store = FileStorage::open(dir, OPTIONS).unwrap();
+    let recovered = store.recover().unwrap();
+    let step = recovered.high_water.get(&ENTITY).copied().unwrap_or(0);
+    assert!(
+        step >= durable,
+        "seed {seed}: step {durable} was reported durable, recovery found only {step}"
+    );
+    if step == 0 {
+        assert!(recovered.messages.is_empty() && recovered.meta.is_empty());
+        return 0;
+    }
+    let matches = (1..=step_records(step).len()).any(|partial| {
+        let (messages, meta_map) = model(step, partial);
+        messages == recovered.messages && meta_map == recovered.meta
+    });
+    assert!(
+        matches,
+        "seed {seed}: recovered state at step {step} matches no prefix of what was written: \
+         {:?} {:?}",
+        recovered.messages.keys().collect::<Vec<_>>(),
+        recovered.meta
+    );
+    assert!(recovered.messages.contains_key(&key(step)));
+    step
+}
+
+#[test]
+fn sigkill_at_random_points_loses_nothing_durable() {
+    let seed = Rng::seed_from_clock();
+    let mut rng = Rng::new(seed);
+    let dir = TestDir::new("crash");
+    let exe = std::env::current_exe().unwrap();
+    let started = Instant::now();
+    let mut iterations = 0;
+    let mut durable_so_far = 0;
+    while iterations < 200 && (iterations < 10 || started.elapsed() < Duration::from_secs(12)) {
+        iterations += 1;
+        let mut child = Command::new(&exe)
+            .args([
+                "crash::crash_child_writer",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_ENV, dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let kill_after = rng.below(60);
+        let mut durable = durable_so_far;
+        let mut seen = 0;
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            if let Some(step) = line.strip_prefix("durable ") {
+                durable = step.parse().unwrap();
+                seen += 1;
+                if seen > kill_after {
+                    break;
+                }
+            }
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        durable_so_far = check_recovery(dir.path(), durable, seed);
+    }
+    assert!(
+        durable_so_far > 0,
+        "seed {seed}: the child never made progress"
+    );
+}

@@ -1,0 +1,211 @@
+//! The group-commit writer: every submission completes, far fewer syncs than submissions,
+//! failures reach every waiting submitter, shutdown finishes what is queued.
+
+use std::sync::mpsc;
+use std::thread;
+
+use busbar_store::{
+    GroupCommit, GroupCommitOptions, Lsn, MemoryStorage, Record, Storage, StoreError,
+};
+
+use crate::support::insert;
+
+type Outcome = Result<Lsn, StoreError>;
+
+fn completion_to(sender: &mpsc::Sender<Outcome>) -> busbar_store::Completion {
+    let sender = sender.clone();
+    Box::new(move |outcome| {
+        let _ = sender.send(outcome);
+    })
+}
+
+/// A storage whose first sync waits until the test opens the gate, so the test decides what
+/// queues up behind it instead of racing the writer.
+struct Gated {
+    inner: MemoryStorage,
+    gate: Option<mpsc::Receiver<()>>,
+}
+
+impl Storage for Gated {
+    fn append(&mut self, records: &[Record]) -> Outcome {
+        self.inner.append(records)
+    }
+
+    fn sync(&mut self) -> Outcome {
+        if let Some(gate) = self.gate.take() {
+            gate.recv().unwrap();
+        }
+        self.inner.sync()
+    }
+
+    fn recover(&mut self) -> Result<busbar_store::Recovered, StoreError> {
+        self.inner.recover()
+    }
+
+    fn compact(&mut self) -> Result<busbar_store::CompactionReport, StoreError> {
+        self.inner.compact()
+    }
+}
+
+#[test]
+fn concurrent_submitters_share_one_sync() {
+    const THREADS: i64 = 8;
+    const PER_THREAD: i64 = 200;
+    let (open_gate, gate) = mpsc::channel();
+    let storage = Gated {
+        inner: MemoryStorage::new(),
+        gate: Some(gate),
+    };
+    let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
+    let (sender, outcomes) = mpsc::channel();
+    // The first submission occupies the writer in its (gated) sync...
+    writer
+        .handle()
+        .submit(vec![insert(-1, "m", "s")], completion_to(&sender));
+    // ...while every thread queues its submissions behind it.
+    let submitters: Vec<_> = (0..THREADS)
+        .map(|thread_index| {
+            let handle = writer.handle();
+            let sender = sender.clone();
+            thread::spawn(move || {
+                for i in 0..PER_THREAD {
+                    let sequence = thread_index * PER_THREAD + i;
+                    handle.submit(vec![insert(sequence, "m", "s")], completion_to(&sender));
+                }
+            })
+        })
+        .collect();
+    for submitter in submitters {
+        submitter.join().unwrap();
+    }
+    open_gate.send(()).unwrap();
+    drop(sender);
+    let submissions = (THREADS * PER_THREAD + 1) as usize;
+    let outcomes: Vec<Outcome> = outcomes.iter().take(submissions).collect();
+    let mut storage = writer.shutdown().unwrap();
+    let mut positions: Vec<Lsn> = outcomes.into_iter().map(Result::unwrap).collect();
+    positions.sort();
+    positions.dedup();
+    assert_eq!(positions.len(), submissions);
+    // One sync for the first submission, one for all the others.
+    assert_eq!(storage.inner.sync_count(), 2);
+    let recovered = storage.recover().unwrap();
+    assert_eq!(recovered.messages.len(), submissions);
+}
+
+#[test]
+fn free_running_submitters_all_complete() {
+    const THREADS: i64 = 8;
+    const PER_THREAD: i64 = 200;
+    let writer = GroupCommit::spawn(MemoryStorage::new(), GroupCommitOptions::default()).unwrap();
+    let (sender, outcomes) = mpsc::channel();
+    let submitters: Vec<_> = (0..THREADS)
+        .map(|thread_index| {
+            let handle = writer.handle();
+            let sender = sender.clone();
+            thread::spawn(move || {
+                for i in 0..PER_THREAD {
+                    let sequence = thread_index * PER_THREAD + i;
+                    handle.submit(vec![insert(sequence, "m", "s")], completion_to(&sender));
+                }
+            })
+        })
+        .collect();
+    drop(sender);
+    for submitter in submitters {
+        submitter.join().unwrap();
+    }
+    let mut storage = writer.shutdown().unwrap();
+    let outcomes: Vec<Outcome> = outcomes.into_iter().collect();
+    assert_eq!(outcomes.len(), (THREADS * PER_THREAD) as usize);
+    assert!(outcomes.iter().all(Result::is_ok));
+    assert!(storage.sync_count() <= (THREADS * PER_THREAD) as u64);
+    let recovered = storage.recover().unwrap();
+    assert_eq!(recovered.messages.len(), (THREADS * PER_THREAD) as usize);
+}
+
+#[test]
+fn failed_sync_fails_every_waiting_and_later_submission() {
+    let mut storage = MemoryStorage::new();
+    storage.fail_next_sync();
+    let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
+    let handle = writer.handle();
+    let (sender, outcomes) = mpsc::channel();
+    for sequence in 0..50 {
+        handle.submit(vec![insert(sequence, "m", "s")], completion_to(&sender));
+    }
+    drop(sender);
+    let outcomes: Vec<Outcome> = outcomes.into_iter().collect();
+    assert_eq!(outcomes.len(), 50);
+    assert!(outcomes.iter().all(Result::is_err), "{outcomes:?}");
+    assert!(
+        outcomes
+            .iter()
+            .any(|o| matches!(o, Err(StoreError::InjectedFault(_))))
+    );
+    let (sender, later) = mpsc::channel();
+    handle.submit(vec![insert(99, "m", "s")], completion_to(&sender));
+    assert!(matches!(
+        later.recv().unwrap(),
+        Err(StoreError::Poisoned { .. })
+    ));
+    let storage = writer.shutdown().unwrap();
+    let mut restarted = storage.restart();
+    assert!(restarted.recover().unwrap().messages.is_empty());
+}
+
+#[test]
+fn shutdown_commits_queued_work_then_refuses() {
+    let writer = GroupCommit::spawn(
+        MemoryStorage::new(),
+        GroupCommitOptions {
+            queue_capacity: 4,
+            compaction: false,
+        },
+    )
+    .unwrap();
+    let handle = writer.handle();
+    let (sender, outcomes) = mpsc::channel();
+    for sequence in 0..20 {
+        handle.submit(vec![insert(sequence, "m", "s")], completion_to(&sender));
+    }
+    let mut storage = writer.shutdown().unwrap();
+    assert_eq!(storage.recover().unwrap().messages.len(), 20);
+    handle.submit(vec![insert(50, "m", "s")], completion_to(&sender));
+    let rejected = handle
+        .try_submit(vec![insert(51, "m", "s")], completion_to(&sender))
+        .unwrap_err();
+    assert!(rejected.closed);
+    assert_eq!(rejected.records, vec![insert(51, "m", "s")]);
+    // The handed-back completion holds a sender too.
+    drop(rejected);
+    drop(sender);
+    let outcomes: Vec<Outcome> = outcomes.into_iter().collect();
+    assert_eq!(outcomes.len(), 21);
+    assert!(outcomes[..20].iter().all(Result::is_ok));
+    assert!(matches!(outcomes[20], Err(StoreError::Closed)));
+}
+
+#[test]
+fn oversized_record_fails_only_its_submission() {
+    let dir = crate::support::TestDir::new("group-size");
+    let storage =
+        busbar_store::FileStorage::open(dir.path(), busbar_store::FileOptions::default()).unwrap();
+    let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
+    let handle = writer.handle();
+    let (sender, outcomes) = mpsc::channel();
+    let huge = Record::Update {
+        key: crate::support::key(1),
+        state: bytes::Bytes::from(vec![0u8; (1 << 30) + 1]),
+    };
+    handle.submit(vec![huge], completion_to(&sender));
+    handle.submit(vec![insert(2, "m", "s")], completion_to(&sender));
+    let first = outcomes.recv().unwrap();
+    let second = outcomes.recv().unwrap();
+    assert!(
+        matches!(first, Err(StoreError::RecordTooLarge { .. })),
+        "{first:?}"
+    );
+    assert!(second.is_ok(), "{second:?}");
+    writer.shutdown().unwrap();
+}

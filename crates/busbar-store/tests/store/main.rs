@@ -1,0 +1,13 @@
+//! Integration tests of busbar-store, in one binary: the same suite against both backends,
+//! torn writes, corruption, crashes of a child process, fault switches and group commit.
+
+// The generic suite and helpers are plain functions called from `#[test]`s.
+#![allow(clippy::unwrap_used)]
+
+mod conformance;
+mod corruption;
+mod crash;
+mod faults;
+mod group_commit;
+mod support;
+mod torn_write;

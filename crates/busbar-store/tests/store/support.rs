@@ -1,0 +1,184 @@
+//! Shared test helpers: scratch directories, the two backends behind one trait, record
+//! builders.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use busbar_store::{
+    EntityId, FileOptions, FileStorage, MemoryStorage, MessageKey, Record, Storage,
+};
+use bytes::Bytes;
+
+/// A directory under the system temp dir, unique per test, removed when dropped.
+pub(crate) struct TestDir {
+    path: PathBuf,
+}
+
+impl TestDir {
+    pub(crate) fn new(name: &str) -> TestDir {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let unique = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!(
+            "busbar-store-{name}-{}-{unique}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        TestDir { path }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A backend the shared suite runs against: how to make one and how to restart it.
+pub(crate) trait Backend {
+    type Store: Storage;
+    /// A fresh, empty store (`small` asks for tiny segments so rotation and compaction happen).
+    fn create(small: bool) -> Self;
+    fn store(&mut self) -> &mut Self::Store;
+    /// What a process restart finds (call after a sync: unsynced records may or may not
+    /// survive, depending on the backend).
+    fn restart(&mut self);
+}
+
+pub(crate) struct Memory {
+    store: Option<MemoryStorage>,
+}
+
+impl Backend for Memory {
+    type Store = MemoryStorage;
+
+    fn create(_small: bool) -> Self {
+        Memory {
+            store: Some(MemoryStorage::new()),
+        }
+    }
+
+    fn store(&mut self) -> &mut MemoryStorage {
+        self.store.as_mut().unwrap()
+    }
+
+    fn restart(&mut self) {
+        let store = self.store.take().unwrap();
+        self.store = Some(store.restart());
+    }
+}
+
+pub(crate) struct File {
+    // Field order matters: the store is dropped before its directory.
+    store: Option<FileStorage>,
+    options: FileOptions,
+    dir: TestDir,
+}
+
+impl Backend for File {
+    type Store = FileStorage;
+
+    fn create(small: bool) -> Self {
+        let dir = TestDir::new("suite");
+        let options = if small {
+            FileOptions {
+                segment_size: 2048,
+                compact_dead_percent: 40,
+            }
+        } else {
+            FileOptions::default()
+        };
+        let store = FileStorage::open(dir.path(), options).unwrap();
+        File {
+            store: Some(store),
+            options,
+            dir,
+        }
+    }
+
+    fn store(&mut self) -> &mut FileStorage {
+        self.store.as_mut().unwrap()
+    }
+
+    fn restart(&mut self) {
+        drop(self.store.take());
+        self.store = Some(FileStorage::open(self.dir.path(), self.options).unwrap());
+    }
+}
+
+pub(crate) const ENTITY: EntityId = EntityId(1);
+
+pub(crate) fn key(sequence: i64) -> MessageKey {
+    MessageKey {
+        entity: ENTITY,
+        sequence,
+    }
+}
+
+pub(crate) fn insert(sequence: i64, message: &str, state: &str) -> Record {
+    Record::Insert {
+        key: key(sequence),
+        message: Bytes::copy_from_slice(message.as_bytes()),
+        state: Bytes::copy_from_slice(state.as_bytes()),
+    }
+}
+
+pub(crate) fn update(sequence: i64, state: &str) -> Record {
+    Record::Update {
+        key: key(sequence),
+        state: Bytes::copy_from_slice(state.as_bytes()),
+    }
+}
+
+pub(crate) fn remove(sequence: i64) -> Record {
+    Record::Remove { key: key(sequence) }
+}
+
+pub(crate) fn meta(key: &str, value: Option<&str>) -> Record {
+    Record::Meta {
+        entity: ENTITY,
+        key: Bytes::copy_from_slice(key.as_bytes()),
+        value: value.map(|v| Bytes::copy_from_slice(v.as_bytes())),
+    }
+}
+
+/// Runs `compact` until it reports nothing more to do (bounded, so a bug cannot loop forever).
+pub(crate) fn compact_fully<S: Storage>(store: &mut S) {
+    for _ in 0..10_000 {
+        if !store.compact().unwrap().more {
+            return;
+        }
+    }
+    panic!("compaction never finished");
+}
+
+/// A small deterministic generator (xorshift64*), so tests need no extra crate.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    pub(crate) fn seed_from_clock() -> u64 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        nanos ^ u64::from(std::process::id()) << 32
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub(crate) fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+}
