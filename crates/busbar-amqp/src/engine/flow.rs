@@ -32,15 +32,10 @@ impl SenderFlow {
         drain: bool,
     ) {
         let base = receiver_delivery_count.unwrap_or(self.delivery_count);
-        // credit = delivery-count(rcv) + link-credit(rcv) - delivery-count(snd); a receiver that
-        // lags behind what we already sent can end up with nothing.
-        let limit = base.wrapping_add(link_credit);
-        let ahead = limit.wrapping_sub(self.delivery_count);
-        self.link_credit = if serial_lt(limit, self.delivery_count) {
-            0
-        } else {
-            ahead
-        };
+        // credit = delivery-count(rcv) + link-credit(rcv) - delivery-count(snd), computed as the
+        // receiver's credit minus the deliveries it has not seen yet, so that a huge credit
+        // (u32::MAX) is not mistaken for a wrapped, negative one.
+        self.link_credit = link_credit.saturating_sub(unseen(base, self.delivery_count));
         self.drain = drain;
     }
 
@@ -116,6 +111,16 @@ impl ReceiverFlow {
     }
 }
 
+/// How far `sent` is ahead of `seen` (serial numbers): what we sent that the peer had not seen
+/// when it wrote its flow. A `seen` ahead of `sent` (a confused peer) counts as nothing unseen.
+fn unseen(seen: u32, sent: u32) -> u32 {
+    if serial_lt(seen, sent) {
+        sent.wrapping_sub(seen)
+    } else {
+        0
+    }
+}
+
 /// `a < b` in serial-number arithmetic (RFC 1982, 32 bits).
 pub(crate) fn serial_lt(a: u32, b: u32) -> bool {
     a != b && b.wrapping_sub(a) < (1 << 31)
@@ -159,13 +164,11 @@ impl SessionWindows {
         peer_next_incoming_id: Option<u32>,
         peer_incoming_window: u32,
     ) {
-        let base = peer_next_incoming_id.unwrap_or(0);
-        let limit = base.wrapping_add(peer_incoming_window);
-        self.remote_incoming_window = if serial_lt(limit, self.next_outgoing_id) {
-            0
-        } else {
-            limit.wrapping_sub(self.next_outgoing_id)
-        };
+        // Absent: the peer has not seen our begin, whose next-outgoing-id was 0. Frames the
+        // peer has not seen yet use up its window (.NET offers u32::MAX, which must not wrap).
+        let seen = peer_next_incoming_id.unwrap_or(0);
+        self.remote_incoming_window =
+            peer_incoming_window.saturating_sub(unseen(seen, self.next_outgoing_id));
     }
 
     /// Counts one outgoing transfer frame; false when the peer's window is closed.
@@ -282,6 +285,23 @@ mod tests {
         // The peer has seen 2 of our 3 frames and opens 4 more from there.
         windows.on_flow(Some(2), 4);
         assert_eq!(windows.remote_incoming_window, 3);
+    }
+
+    #[test]
+    fn maximal_credit_and_window_do_not_wrap_to_nothing() {
+        let mut flow = SenderFlow::new(0);
+        flow.on_flow(Some(0), u32::MAX, false);
+        assert_eq!(flow.link_credit, u32::MAX);
+        assert!(flow.consume());
+        flow.on_flow(Some(0), u32::MAX, false);
+        assert_eq!(flow.link_credit, u32::MAX - 1);
+
+        let mut windows = SessionWindows::new(0, 0, 10);
+        windows.on_flow(Some(0), u32::MAX);
+        assert_eq!(windows.remote_incoming_window, u32::MAX);
+        assert!(windows.consume_outgoing());
+        windows.on_flow(None, u32::MAX);
+        assert_eq!(windows.remote_incoming_window, u32::MAX - 1);
     }
 
     #[test]
