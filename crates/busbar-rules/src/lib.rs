@@ -1,0 +1,46 @@
+//! Service Bus subscription rules as a pure library: the SQL filter language, correlation
+//! filters, SQL rule actions, per-subscription rule sets and topic fan-out.
+//!
+//! Nothing here does IO, reads a clock or draws random numbers: the broker adapts its AMQP
+//! message to a [`MessageView`], parses rules once when they are added ([`SqlFilter::parse`],
+//! [`SqlAction::parse`], [`RuleSet::add`]), and asks [`fan_out`] which subscriptions get a copy
+//! of each sent message and which [`PropertyEdit`]s to apply to each copy. `newid()` takes its
+//! GUIDs from a caller-supplied function.
+//!
+//! ```
+//! use busbar_rules::{fan_out, Disposition, Filter, Message, Rule, RuleSet, SqlFilter, Subscription, Value};
+//!
+//! let all = RuleSet::default(); // `$Default`: the true filter
+//! let red = RuleSet::with_rules(vec![Rule::new(
+//!     "red",
+//!     Filter::Sql(SqlFilter::parse("color = 'red'").unwrap()),
+//!     None,
+//! ).unwrap()]).unwrap();
+//! let subscriptions = [
+//!     Subscription { rules: &all, dead_letter_on_filter_error: true },
+//!     Subscription { rules: &red, dead_letter_on_filter_error: true },
+//! ];
+//! let blue = Message::default().with_user("color", Value::Str("blue".into()));
+//! let copies = fan_out(&subscriptions, &blue, &mut || unreachable!());
+//! assert_eq!(copies.len(), 1);
+//! assert_eq!(copies[0].subscription, 0);
+//! assert!(matches!(copies[0].disposition, Disposition::Deliver { .. }));
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod error;
+mod fan_out;
+mod filter;
+mod message;
+mod rule;
+mod sql;
+mod value;
+
+pub use error::{Error, EvaluationError, FILTER_EXCEPTION_REASON, SyntaxError};
+pub use fan_out::{Disposition, RoutedCopy, Subscription, fan_out};
+pub use filter::{CorrelationFilter, Filter};
+pub use message::{Message, MessageView, PropertyRef, SystemProperty, find_user_property};
+pub use rule::{DEFAULT_RULE_NAME, MAX_RULE_NAME_CHARS, Rule, RuleSet};
+pub use sql::{PropertyEdit, SqlAction, SqlFilter};
+pub use value::{ArithmeticOp, Comparison, Guid, TimeSpan, Timestamp, Truth, Value};
