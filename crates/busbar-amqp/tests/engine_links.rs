@@ -834,3 +834,66 @@ fn application_detach_waits_for_the_peers_detach() {
     peer.expect_silence();
     assert_eq!(peer.conn.link_count(link.session), Ok(0));
 }
+
+#[test]
+fn unused_credit_stays_registered_as_a_long_poll() {
+    let (mut peer, link) = receiving_client();
+    peer.flow(1, 1, Some(0), 5, false);
+    peer.events();
+    // Minutes pass with nothing to send; heartbeats do not touch the credit.
+    for _ in 0..10 {
+        peer.advance(std::time::Duration::from_secs(60));
+        peer.send_bytes(&[0, 0, 0, 8, 2, 0, 0, 0]);
+    }
+    assert_eq!(peer.conn.link_credit(link), Ok(5));
+    peer.conn
+        .send_transfer(link, delivery(b"late", Bytes::from_static(b"m")))
+        .unwrap();
+    assert!(matches!(
+        peer.recv_performative(),
+        Performative::Transfer(_)
+    ));
+    assert_eq!(peer.conn.link_credit(link), Ok(4));
+}
+
+#[test]
+fn a_transfer_before_our_attach_is_refused_with_attach_then_detach() {
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 100);
+    peer.send(1, attach_frame(3, Role::Sender, "q"));
+    peer.send_with_payload(1, transfer(3, Some(0), false), b"eager");
+    assert!(matches!(peer.recv_performative(), Performative::Attach(_)));
+    match peer.recv_performative() {
+        Performative::Detach(Detach {
+            closed: true,
+            error: Some(error),
+            ..
+        }) => {
+            assert_eq!(error.condition.as_str(), condition::ILLEGAL_STATE);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let events = peer.events();
+    assert!(matches!(
+        events[..],
+        [
+            Event::AttachRequested(_),
+            Event::Detached { closed: true, .. }
+        ]
+    ));
+}
+
+#[test]
+fn a_session_echo_is_answered_with_our_windows() {
+    let (mut peer, _) = receiving_client();
+    let mut flow = session_flow(0, 100);
+    flow.echo = true;
+    peer.send(1, flow);
+    let ours = expect_flow(&mut peer);
+    assert_eq!(ours.handle, None);
+    assert_eq!(
+        ours.incoming_window,
+        ConnectionConfig::default().incoming_window
+    );
+}

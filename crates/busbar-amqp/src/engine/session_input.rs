@@ -333,7 +333,16 @@ impl Session {
         out: &mut Output<'_>,
     ) -> Result<(), Fault> {
         let error = AmqpError::new(condition, description);
-        self.detach_link(key, Some(error.clone()), out);
+        let unanswered = self
+            .links
+            .get(key)
+            .is_some_and(|link| link.state == LinkState::AttachReceived);
+        if unanswered {
+            // Our detach must follow an attach of ours: the refusal pattern.
+            self.send_refusal(key, Some(error.clone()), out);
+        } else {
+            self.detach_link(key, Some(error.clone()), out);
+        }
         self.report_detached(key, true, Some(error), out);
         Ok(())
     }
