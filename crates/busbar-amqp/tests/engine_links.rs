@@ -897,3 +897,38 @@ fn a_session_echo_is_answered_with_our_windows() {
         ConnectionConfig::default().incoming_window
     );
 }
+
+#[test]
+fn a_split_delivery_trickles_out_frame_by_frame_and_a_detach_waits_behind_it() {
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(512, None);
+    peer.begin(1, 1);
+    let link = peer.attach(1, 1, Role::Receiver, "q");
+    let mut flow = session_flow(0, 1);
+    flow.handle = Some(Handle(1));
+    flow.link_credit = Some(10);
+    peer.send(1, flow);
+    peer.events();
+    let message = Bytes::from(vec![3u8; 1200]);
+    peer.conn
+        .send_transfer(link, delivery(b"t", message.clone()))
+        .unwrap();
+    peer.conn.detach(link, None).unwrap();
+    let mut reassembled = BytesMut::new();
+    for seen in 1.. {
+        let (_, Performative::Transfer(transfer), payload) = peer.recv_amqp() else {
+            panic!("expected a transfer frame");
+        };
+        reassembled.extend_from_slice(&payload);
+        if !transfer.more {
+            break;
+        }
+        // Nothing more (not even the detach) until the window opens again.
+        peer.expect_silence();
+        // Open the window by one more frame.
+        peer.send(1, session_flow(seen, 1));
+    }
+    assert_eq!(reassembled.freeze(), message);
+    // The detach follows the delivery's last frame.
+    assert!(matches!(peer.recv_performative(), Performative::Detach(_)));
+}
