@@ -1,6 +1,8 @@
 //! SQL rule actions and correlation filters: the edits an action returns, its conversions and
 //! errors, and correlation equality.
 
+#![allow(clippy::unwrap_used)]
+
 use busbar_rules::{
     CorrelationFilter, EvaluationError, Guid, Message, PropertyEdit, PropertyRef, SqlAction,
     SystemProperty, TimeSpan, Value,

@@ -1,6 +1,8 @@
 //! Fan-out: examples of Service Bus's copy rules, and property tests that no subscription ever
 //! loses or gets a duplicate copy, against a rule-by-rule model.
 
+#![allow(clippy::unwrap_used)]
+
 use busbar_rules::{
     CorrelationFilter, Disposition, FILTER_EXCEPTION_REASON, Filter, Guid, Message, PropertyEdit,
     PropertyRef, RoutedCopy, Rule, RuleSet, SqlAction, SqlFilter, Subscription, Value, fan_out,
