@@ -4,7 +4,7 @@ use crate::cargo;
 use std::process::Command;
 
 /// Crates that must stay sans-IO: no async runtime or IO crate among their normal dependencies.
-const SANS_IO_CRATES: &[&str] = &["busbar-core"];
+const SANS_IO_CRATES: &[&str] = &["busbar-core", "busbar-sessions"];
 const IO_CRATES: &[&str] = &["tokio", "mio", "async-std", "smol", "socket2"];
 
 pub(crate) fn run() -> Result<(), String> {
