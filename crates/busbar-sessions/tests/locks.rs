@@ -413,3 +413,34 @@ fn deferred_messages_of_the_session_are_received_by_sequence_under_the_session_l
         None
     );
 }
+
+#[test]
+fn a_session_handed_to_a_receiver_that_left_goes_to_the_next_waiter() {
+    use busbar_sessions::AcceptSlot;
+    let mut entity = entity();
+    let slots = [AcceptSlot::new(), AcceptSlot::new()];
+    for owner in [1, 2] {
+        assert_eq!(
+            entity.accept_next(ReceiverId(owner), at(60_000), at(0)),
+            Ok(AcceptNext::Waiting)
+        );
+    }
+    // Receiver 1's link detaches on its connection task; the entity task has not heard yet.
+    assert_eq!(slots[0].cancel(), None);
+    send(&mut entity, "m", "s", at(1));
+    let Some(SessionEvent::Accepted(lock)) = entity.poll_event() else {
+        panic!("the oldest waiter should be served");
+    };
+    assert_eq!(lock.owner, ReceiverId(1));
+    // The slot refuses the hand-off, so the entity task releases at once.
+    let returned = slots[0].fill(lock).unwrap_err();
+    entity.close_receiver(returned.owner, at(2));
+    let Some(SessionEvent::Accepted(lock)) = entity.poll_event() else {
+        panic!("the session should pass to the next waiter");
+    };
+    assert_eq!(lock.owner, ReceiverId(2));
+    slots[1].fill(lock.clone()).unwrap();
+    assert_eq!(slots[1].take(), Some(lock.clone()));
+    assert_eq!(text(&receive(&mut entity, &lock, at(3)).unwrap()), "m");
+    entity.check_invariants().unwrap();
+}

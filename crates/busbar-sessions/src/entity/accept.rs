@@ -29,7 +29,10 @@ impl SessionEntity {
     /// `owner`; if there is none, `owner` waits until one frees up or `wait_until` passes (the
     /// attach's `com.microsoft:timeout`, 65 s when absent), see [`AcceptNext::Waiting`].
     /// Sessions are handed out in the order they became available, and a released session
-    /// goes to the back, so none starves; waiting receivers are served oldest first.
+    /// goes to the back, so none starves; waiting receivers are served oldest first. A
+    /// `wait_until` at or before `now` with no session free ends the wait at once (the
+    /// [`SessionEvent::AcceptTimedOut`] is queued). Fails with [`SessionError::ReceiverBusy`]
+    /// if `owner` already holds or waits for a session.
     pub fn accept_next(
         &mut self,
         owner: ReceiverId,
