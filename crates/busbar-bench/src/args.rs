@@ -1,0 +1,286 @@
+//! The `busbar-bench` command line, parsed by hand (a few flags do not justify clap).
+
+use std::path::PathBuf;
+
+use crate::error::BenchError;
+
+/// The usage text of `--help`.
+pub(crate) const USAGE: &str = "\
+Usage:
+  busbar-bench run --url amqp://USER:PASS@127.0.0.1:PORT [OPTIONS]
+  busbar-bench compare --ours A.json[,B.json] --peer C.json[,D.json]
+  busbar-bench queue-names        the queues `run` uses, one per line (to declare on a peer)
+  busbar-bench busbar-config      a Busbar Config.json declaring those queues
+
+Runs load scenarios against an AMQP 1.0 broker over loopback and prints msg/s, MB/s, latency
+percentiles (p50/p99/p99.9) and the broker's CPU time per message and RSS.
+
+Options of `run`:
+  --url <URL>            amqp://user:password@host:port (SASL PLAIN)
+  --address <TEMPLATE>   link address of queue number {n} [default: bench-{n}];
+                         RabbitMQ 3.x: /amq/queue/classic-{n}, RabbitMQ 4: /queues/classic-{n}
+  --label <NAME>         name of this run in reports [default: broker]
+  --broker-pid <PID>     broker process to read CPU time and RSS from (/proc/PID)
+  --quick                short scenarios (about 2 s each) instead of the full run
+  --only <A,B>           run only the scenarios whose name contains one of these words
+  --json <FILE>          also write the results as JSON";
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Command {
+    /// Run the scenarios against a broker.
+    Run(RunOptions),
+    /// Compare saved reports.
+    Compare {
+        /// Reports of Busbar runs.
+        ours: Vec<PathBuf>,
+        /// Reports of the peer broker's runs.
+        peer: Vec<PathBuf>,
+    },
+    /// Print the names of the queues the scenarios use.
+    QueueNames,
+    /// Print a Busbar configuration declaring those queues.
+    BusbarConfig,
+    /// Print the usage text.
+    Help,
+}
+
+/// How long the scenarios run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Profile {
+    /// About two seconds per scenario, small backlog.
+    Quick,
+    /// Longer scenarios and the one-million-message backlog.
+    Full,
+}
+
+/// Options of `run`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RunOptions {
+    /// The broker's URL, with credentials.
+    pub(crate) url: String,
+    /// The link address of queue `{n}`.
+    pub(crate) address_template: String,
+    /// The name of this run.
+    pub(crate) label: String,
+    /// The broker process to observe.
+    pub(crate) broker_pid: Option<u32>,
+    /// Quick or full.
+    pub(crate) profile: Profile,
+    /// Scenario name filters (empty: all).
+    pub(crate) only: Vec<String>,
+    /// Where to write the JSON report.
+    pub(crate) json: Option<PathBuf>,
+}
+
+/// Parses the arguments after the program name.
+pub(crate) fn parse(args: &[String]) -> Result<Command, BenchError> {
+    let Some((subcommand, rest)) = args.split_first() else {
+        return Ok(Command::Help);
+    };
+    match subcommand.as_str() {
+        "-h" | "--help" | "help" => Ok(Command::Help),
+        "queue-names" => no_more(rest, Command::QueueNames),
+        "busbar-config" => no_more(rest, Command::BusbarConfig),
+        "run" => parse_run(rest).map(Command::Run),
+        "compare" => parse_compare(rest),
+        other => Err(usage(format!("unknown command {other:?}"))),
+    }
+}
+
+fn no_more(rest: &[String], command: Command) -> Result<Command, BenchError> {
+    match rest.first() {
+        Some(extra) => Err(usage(format!("unexpected argument {extra:?}"))),
+        None => Ok(command),
+    }
+}
+
+fn parse_run(args: &[String]) -> Result<RunOptions, BenchError> {
+    let mut url = None;
+    let mut options = RunOptions {
+        url: String::new(),
+        address_template: "bench-{n}".to_owned(),
+        label: "broker".to_owned(),
+        broker_pid: None,
+        profile: Profile::Full,
+        only: Vec::new(),
+        json: None,
+    };
+    let mut flags = Flags::new(args);
+    while let Some(flag) = flags.next_flag() {
+        match flag.as_str() {
+            "--url" => url = Some(flags.value("--url")?),
+            "--address" => options.address_template = flags.value("--address")?,
+            "--label" => options.label = flags.value("--label")?,
+            "--broker-pid" => {
+                let text = flags.value("--broker-pid")?;
+                let pid = text
+                    .parse()
+                    .map_err(|_| usage(format!("--broker-pid {text:?} is not a process id")))?;
+                options.broker_pid = Some(pid);
+            }
+            "--quick" => options.profile = Profile::Quick,
+            "--only" => options.only = split_list(&flags.value("--only")?),
+            "--json" => options.json = Some(PathBuf::from(flags.value("--json")?)),
+            other => return Err(usage(format!("unknown argument {other:?}"))),
+        }
+    }
+    options.url = url.ok_or_else(|| usage("run needs --url amqp://USER:PASS@HOST:PORT".into()))?;
+    if !options.address_template.contains("{n}") {
+        return Err(usage(format!(
+            "--address {:?} must contain {{n}}, the queue number",
+            options.address_template
+        )));
+    }
+    Ok(options)
+}
+
+fn parse_compare(args: &[String]) -> Result<Command, BenchError> {
+    let (mut ours, mut peer) = (Vec::new(), Vec::new());
+    let mut flags = Flags::new(args);
+    while let Some(flag) = flags.next_flag() {
+        let list = match flag.as_str() {
+            "--ours" => &mut ours,
+            "--peer" => &mut peer,
+            other => return Err(usage(format!("unknown argument {other:?}"))),
+        };
+        list.extend(
+            split_list(&flags.value(&flag)?)
+                .into_iter()
+                .map(PathBuf::from),
+        );
+    }
+    if ours.is_empty() {
+        return Err(usage("compare needs --ours REPORT.json".into()));
+    }
+    Ok(Command::Compare { ours, peer })
+}
+
+fn split_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn usage(message: String) -> BenchError {
+    BenchError::Usage(message)
+}
+
+/// Walks `--flag value` and `--flag=value` arguments.
+struct Flags<'a> {
+    args: std::slice::Iter<'a, String>,
+    inline_value: Option<String>,
+}
+
+impl<'a> Flags<'a> {
+    fn new(args: &'a [String]) -> Self {
+        Self {
+            args: args.iter(),
+            inline_value: None,
+        }
+    }
+
+    fn next_flag(&mut self) -> Option<String> {
+        let arg = self.args.next()?;
+        match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => {
+                self.inline_value = Some(value.to_owned());
+                Some(flag.to_owned())
+            }
+            _ => {
+                self.inline_value = None;
+                Some(arg.clone())
+            }
+        }
+    }
+
+    fn value(&mut self, flag: &str) -> Result<String, BenchError> {
+        self.inline_value
+            .take()
+            .or_else(|| self.args.next().cloned())
+            .filter(|value| !value.is_empty() && !value.starts_with("--"))
+            .ok_or_else(|| usage(format!("{flag} needs a value")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_words(words: &str) -> Result<Command, BenchError> {
+        let args: Vec<String> = words.split_whitespace().map(str::to_owned).collect();
+        parse(&args)
+    }
+
+    #[test]
+    fn run_with_every_flag() {
+        let command = parse_words(
+            "run --url amqp://u:p@127.0.0.1:5672 --address=/amq/queue/quorum-{n} --label rabbit \
+             --broker-pid 42 --quick --only send,fan --json out.json",
+        )
+        .unwrap();
+        assert_eq!(
+            command,
+            Command::Run(RunOptions {
+                url: "amqp://u:p@127.0.0.1:5672".into(),
+                address_template: "/amq/queue/quorum-{n}".into(),
+                label: "rabbit".into(),
+                broker_pid: Some(42),
+                profile: Profile::Quick,
+                only: vec!["send".into(), "fan".into()],
+                json: Some(PathBuf::from("out.json")),
+            })
+        );
+    }
+
+    #[test]
+    fn run_defaults() {
+        let Command::Run(options) = parse_words("run --url amqp://h:1").unwrap() else {
+            panic!("not a run");
+        };
+        assert_eq!(options.address_template, "bench-{n}");
+        assert_eq!(options.profile, Profile::Full);
+        assert_eq!(options.broker_pid, None);
+    }
+
+    #[test]
+    fn compare_and_simple_commands() {
+        assert_eq!(
+            parse_words("compare --ours a.json,b.json --peer c.json").unwrap(),
+            Command::Compare {
+                ours: vec!["a.json".into(), "b.json".into()],
+                peer: vec!["c.json".into()],
+            }
+        );
+        assert_eq!(parse_words("").unwrap(), Command::Help);
+        assert_eq!(parse_words("queue-names").unwrap(), Command::QueueNames);
+        assert_eq!(parse_words("busbar-config").unwrap(), Command::BusbarConfig);
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let table = [
+            ("run", "run needs --url amqp://USER:PASS@HOST:PORT"),
+            ("run --url", "--url needs a value"),
+            ("run --url --quick", "--url needs a value"),
+            ("run --url x --bogus", r#"unknown argument "--bogus""#),
+            (
+                "run --url x --broker-pid me",
+                r#"--broker-pid "me" is not a process id"#,
+            ),
+            (
+                "run --url x --address q",
+                r#"--address "q" must contain {n}, the queue number"#,
+            ),
+            ("compare --peer a.json", "compare needs --ours REPORT.json"),
+            ("queue-names x", r#"unexpected argument "x""#),
+            ("frobnicate", r#"unknown command "frobnicate""#),
+        ];
+        for (words, message) in table {
+            let error = parse_words(words).unwrap_err();
+            assert_eq!(error.to_string(), format!("usage: {message}"), "{words}");
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! `busbar-bench`: the end-to-end load tool. It drives an AMQP 1.0 broker over loopback with an
+//! independent client (fe2o3-amqp) and prints Markdown tables and JSON; `cargo xtask bench`
+//! starts the brokers and calls it.
+
+mod args;
+mod client;
+mod error;
+mod probe;
+mod report;
+mod scenario;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::args::{Command, RunOptions};
+use crate::error::BenchError;
+use crate::report::Report;
+
+fn main() -> ExitCode {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let outcome = args::parse(&arguments).and_then(|command| match command {
+        Command::Help => {
+            println!("{}", args::USAGE);
+            Ok(())
+        }
+        Command::QueueNames => {
+            for queue in 0..scenario::QUEUE_COUNT {
+                println!("{}", queue_name(queue));
+            }
+            Ok(())
+        }
+        Command::BusbarConfig => {
+            println!("{}", busbar_config());
+            Ok(())
+        }
+        Command::Run(options) => run(options),
+        Command::Compare { ours, peer } => compare(&ours, &peer),
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error @ BenchError::Usage(_)) => {
+            eprintln!("busbar-bench: {error}\n\n{}", args::USAGE);
+            ExitCode::from(2)
+        }
+        Err(error) => {
+            eprintln!("busbar-bench: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The name of queue `n` (the default `--address` template).
+fn queue_name(queue: usize) -> String {
+    format!("bench-{queue}")
+}
+
+/// A Busbar `Config.json` (emulator format) with the queues the scenarios use.
+fn busbar_config() -> String {
+    let queues: Vec<serde_json::Value> = (0..scenario::QUEUE_COUNT)
+        .map(|queue| {
+            serde_json::json!({
+                "Name": queue_name(queue),
+                "Properties": {
+                    "DeadLetteringOnMessageExpiration": false,
+                    "DefaultMessageTimeToLive": "PT1H",
+                    "DuplicateDetectionHistoryTimeWindow": "PT20S",
+                    "ForwardDeadLetteredMessagesTo": "",
+                    "ForwardTo": "",
+                    "LockDuration": "PT1M",
+                    "MaxDeliveryCount": 10,
+                    "RequiresDuplicateDetection": false,
+                    "RequiresSession": false
+                }
+            })
+        })
+        .collect();
+    let config = serde_json::json!({
+        "UserConfig": {
+            "Namespaces": [{ "Name": "sbemulatorns", "Queues": queues, "Topics": [] }],
+            "Logging": { "Type": "Console" }
+        }
+    });
+    serde_json::to_string_pretty(&config).unwrap_or_default()
+}
+
+fn run(options: RunOptions) -> Result<(), BenchError> {
+    let json = options.json.clone();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| BenchError::File {
+            path: "tokio runtime".into(),
+            source,
+        })?;
+    let report = runtime.block_on(scenario::Runner::new(options).run())?;
+    println!("{}", report::run_table(&report));
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Report {
+            path: path.display().to_string(),
+            source,
+        })?;
+        std::fs::write(&path, text).map_err(|source| BenchError::File {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+fn read_report(path: &Path) -> Result<Report, BenchError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| BenchError::File {
+        path: name.clone(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| BenchError::Report { path: name, source })
+}
+
+fn compare(ours: &[std::path::PathBuf], peer: &[std::path::PathBuf]) -> Result<(), BenchError> {
+    let ours = ours
+        .iter()
+        .map(|path| read_report(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let peers = peer
+        .iter()
+        .map(|path| read_report(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    println!("{}", report::comparison_table(&ours, &peers));
+    Ok(())
+}

@@ -1,0 +1,326 @@
+//! Results of a run: per-scenario figures, latency percentiles, the Markdown tables printed for
+//! one run and for a comparison of runs, and the JSON form.
+
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::args::Profile;
+
+/// Latency percentiles of one scenario, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub(crate) struct LatencySummary {
+    /// How many latencies were recorded.
+    pub(crate) samples: u64,
+    /// Median.
+    pub(crate) p50_us: u64,
+    /// 99th percentile.
+    pub(crate) p99_us: u64,
+    /// 99.9th percentile.
+    pub(crate) p999_us: u64,
+    /// Largest.
+    pub(crate) max_us: u64,
+}
+
+impl LatencySummary {
+    /// The percentiles of a histogram of microseconds.
+    pub(crate) fn from_histogram(histogram: &Histogram<u64>) -> Self {
+        Self {
+            samples: histogram.len(),
+            p50_us: histogram.value_at_quantile(0.50),
+            p99_us: histogram.value_at_quantile(0.99),
+            p999_us: histogram.value_at_quantile(0.999),
+            max_us: histogram.max(),
+        }
+    }
+}
+
+/// What the broker process spent during a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct BrokerUsage {
+    /// User + system CPU time of the broker process per message, in microseconds.
+    pub(crate) cpu_us_per_message: f64,
+    /// The broker's resident set size at the end of the scenario.
+    pub(crate) rss_bytes: u64,
+    /// How much the resident set grew during the scenario (negative if it shrank).
+    pub(crate) rss_growth_bytes: i64,
+}
+
+/// The figures of one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ScenarioResult {
+    /// Short name, the same for every broker (the key of comparisons).
+    pub(crate) name: String,
+    /// What was measured as latency.
+    pub(crate) latency_kind: String,
+    /// Messages completed (accepted sends, or received messages).
+    pub(crate) messages: u64,
+    /// Body size of each message.
+    pub(crate) body_bytes: u64,
+    /// Duration of the measured part.
+    pub(crate) elapsed_secs: f64,
+    /// Latency percentiles.
+    pub(crate) latency: LatencySummary,
+    /// Sends the broker did not accept.
+    pub(crate) not_accepted: u64,
+    /// The broker's CPU and memory, when its process id was given.
+    pub(crate) broker: Option<BrokerUsage>,
+}
+
+impl ScenarioResult {
+    /// Messages per second.
+    pub(crate) fn messages_per_second(&self) -> f64 {
+        ratio(self.messages as f64, self.elapsed_secs)
+    }
+
+    /// Body megabytes (10^6 bytes) per second.
+    pub(crate) fn megabytes_per_second(&self) -> f64 {
+        self.messages_per_second() * self.body_bytes as f64 / 1e6
+    }
+}
+
+/// A whole run against one broker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Report {
+    /// The run's name (e.g. `busbar-memory`, `rabbitmq-quorum`).
+    pub(crate) label: String,
+    /// Quick or full.
+    pub(crate) profile: Profile,
+    /// One entry per scenario, in the order run.
+    pub(crate) scenarios: Vec<ScenarioResult>,
+}
+
+/// `a / b`, or 0 when `b` is not positive (an empty scenario, a missing peer).
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// A latency in microseconds, in the unit that keeps three significant figures readable.
+pub(crate) fn format_micros(micros: u64) -> String {
+    match micros {
+        0..1_000 => format!("{micros} µs"),
+        1_000..1_000_000 => format!("{:.2} ms", micros as f64 / 1e3),
+        _ => format!("{:.2} s", micros as f64 / 1e6),
+    }
+}
+
+/// A rate with thousands grouped (`12 345`), as integers read best in a table.
+pub(crate) fn format_rate(rate: f64) -> String {
+    let digits = format!("{:.0}", rate.max(0.0));
+    let mut grouped = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            grouped.push(' ');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
+/// The Markdown table of one run.
+pub(crate) fn run_table(report: &Report) -> String {
+    let mut out = format!(
+        "### {} ({:?})\n\n| scenario | msg/s | MB/s | p50 | p99 | p99.9 | latency of | \
+         broker CPU µs/msg | broker RSS MiB | RSS growth B/msg |\n\
+         |---|--:|--:|--:|--:|--:|---|--:|--:|--:|\n",
+        report.label, report.profile
+    );
+    for scenario in &report.scenarios {
+        let (cpu, rss, growth) = match scenario.broker {
+            Some(usage) => (
+                format!("{:.1}", usage.cpu_us_per_message),
+                format!("{:.0}", usage.rss_bytes as f64 / 1_048_576.0),
+                format!(
+                    "{:.0}",
+                    ratio(usage.rss_growth_bytes as f64, scenario.messages as f64)
+                ),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let refused = match scenario.not_accepted {
+            0 => String::new(),
+            count => format!(" ({count} not accepted)"),
+        };
+        let _ = writeln!(
+            out,
+            "| {}{refused} | {} | {:.2} | {} | {} | {} | {} | {cpu} | {rss} | {growth} |",
+            scenario.name,
+            format_rate(scenario.messages_per_second()),
+            scenario.megabytes_per_second(),
+            format_micros(scenario.latency.p50_us),
+            format_micros(scenario.latency.p99_us),
+            format_micros(scenario.latency.p999_us),
+            scenario.latency_kind,
+        );
+    }
+    out
+}
+
+/// The Markdown table comparing Busbar runs with peer runs: msg/s and p50/p99 of every run,
+/// and the throughput ratio of each of ours over each peer.
+pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
+    let runs: Vec<&Report> = ours.iter().chain(peers).collect();
+    let pairs: Vec<(&Report, &Report)> = ours
+        .iter()
+        .flat_map(|mine| peers.iter().map(move |peer| (mine, peer)))
+        .collect();
+    let mut header = String::from("| scenario |");
+    let mut rule = String::from("|---|");
+    for run in &runs {
+        let _ = write!(
+            header,
+            " {0} msg/s | {0} p50 / p99 | {0} CPU µs/msg |",
+            run.label
+        );
+        rule.push_str("--:|--:|--:|");
+    }
+    for (mine, peer) in &pairs {
+        let _ = write!(header, " {} / {} |", mine.label, peer.label);
+        rule.push_str("--:|");
+    }
+    let mut out = format!("{header}\n{rule}\n");
+    let names = ours
+        .first()
+        .map(|first| &first.scenarios[..])
+        .unwrap_or(&[]);
+    for name in names.iter().map(|scenario| &scenario.name) {
+        let find = |run: &Report| run.scenarios.iter().find(|s| &s.name == name).cloned();
+        let _ = write!(out, "| {name} |");
+        for run in &runs {
+            match find(run) {
+                Some(s) => {
+                    let cpu = s
+                        .broker
+                        .map_or("-".into(), |u| format!("{:.1}", u.cpu_us_per_message));
+                    let _ = write!(
+                        out,
+                        " {} | {} / {} | {cpu} |",
+                        format_rate(s.messages_per_second()),
+                        format_micros(s.latency.p50_us),
+                        format_micros(s.latency.p99_us)
+                    );
+                }
+                None => out.push_str(" - | - | - |"),
+            }
+        }
+        for (mine, peer) in &pairs {
+            match (find(mine), find(peer)) {
+                (Some(a), Some(b)) if b.messages_per_second() > 0.0 => {
+                    let _ = write!(
+                        out,
+                        " {:.2}× |",
+                        a.messages_per_second() / b.messages_per_second()
+                    );
+                }
+                _ => out.push_str(" - |"),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(name: &str, messages: u64, elapsed_secs: f64) -> ScenarioResult {
+        ScenarioResult {
+            name: name.into(),
+            latency_kind: "send→accepted".into(),
+            messages,
+            body_bytes: 128,
+            elapsed_secs,
+            latency: LatencySummary {
+                samples: messages,
+                p50_us: 850,
+                p99_us: 1_500,
+                p999_us: 2_500_000,
+                max_us: 3_000_000,
+            },
+            not_accepted: 0,
+            broker: Some(BrokerUsage {
+                cpu_us_per_message: 12.34,
+                rss_bytes: 64 * 1_048_576,
+                rss_growth_bytes: 25_600,
+            }),
+        }
+    }
+
+    fn report(label: &str, scenarios: Vec<ScenarioResult>) -> Report {
+        Report {
+            label: label.into(),
+            profile: Profile::Quick,
+            scenarios,
+        }
+    }
+
+    #[test]
+    fn percentiles_come_from_the_histogram() {
+        let mut histogram = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        for micros in 1..=1000 {
+            histogram.record(micros).unwrap();
+        }
+        let summary = LatencySummary::from_histogram(&histogram);
+        assert_eq!(summary.samples, 1000);
+        assert_eq!(summary.p50_us, 500);
+        assert_eq!(summary.p99_us, 990);
+        assert_eq!(summary.p999_us, 999);
+        assert_eq!(summary.max_us, 1000);
+    }
+
+    #[test]
+    fn units_and_grouping() {
+        assert_eq!(format_micros(999), "999 µs");
+        assert_eq!(format_micros(1_234), "1.23 ms");
+        assert_eq!(format_micros(2_500_000), "2.50 s");
+        assert_eq!(format_rate(0.4), "0");
+        assert_eq!(format_rate(999.0), "999");
+        assert_eq!(format_rate(1_234_567.2), "1 234 567");
+        assert_eq!(format_rate(-5.0), "0");
+    }
+
+    #[test]
+    fn run_table_rows() {
+        let mut refused = scenario("send-4k", 0, 0.0);
+        refused.not_accepted = 3;
+        refused.broker = None;
+        let table = run_table(&report(
+            "busbar-memory",
+            vec![scenario("send-128b", 200, 0.5), refused],
+        ));
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[0], "### busbar-memory (Quick)");
+        assert_eq!(
+            lines[4],
+            "| send-128b | 400 | 0.05 | 850 µs | 1.50 ms | 2.50 s | send→accepted | 12.3 | 64 | 128 |"
+        );
+        assert_eq!(
+            lines[5],
+            "| send-4k (3 not accepted) | 0 | 0.00 | 850 µs | 1.50 ms | 2.50 s | send→accepted | - | - | - |"
+        );
+    }
+
+    #[test]
+    fn comparison_ratios() {
+        let ours = [report(
+            "busbar",
+            vec![scenario("a", 300, 1.0), scenario("b", 10, 1.0)],
+        )];
+        let peers = [report("rabbit", vec![scenario("a", 100, 1.0)])];
+        let table = comparison_table(&ours, &peers);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].ends_with("| busbar / rabbit |"), "{}", lines[0]);
+        assert!(lines[2].starts_with("| a | 300 | 850 µs / 1.50 ms | 12.3 | 100 |"));
+        assert!(lines[2].ends_with("| 3.00× |"), "{}", lines[2]);
+        assert!(lines[3].ends_with("| - | - | - | - |"), "{}", lines[3]);
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let original = report("busbar", vec![scenario("a", 1, 1.0)]);
+        let text = serde_json::to_string(&original).unwrap();
+        assert_eq!(serde_json::from_str::<Report>(&text).unwrap(), original);
+    }
+}

@@ -1,0 +1,459 @@
+//! The scenarios (what each one sends and receives, on which queues, for how long) and the
+//! runner that connects the clients, times the measured part and samples the broker around it.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::args::{Profile, RunOptions};
+use crate::client::{self, Client, QueueProgress, ReceiveLatency, ReceiveMode, Tally};
+use crate::error::BenchError;
+use crate::probe::{BrokerProbe, ProcessSample};
+use crate::report::{BrokerUsage, LatencySummary, Report, ScenarioResult};
+
+/// How many queues the scenarios use, numbered from 0 (`bench-0` … on Busbar).
+pub(crate) const QUEUE_COUNT: usize = 17;
+/// The queues of the many-connections and backlog scenarios.
+const SHARED_QUEUES: Range<usize> = 7..17;
+/// Receiver credit, as the issue asks.
+const CREDIT: u32 = 1000;
+/// How long consumers may keep draining after the producers' time is up.
+const DRAIN_GRACE: Duration = Duration::from_secs(15);
+
+/// What a scenario does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Producers (and, if any, consumers at the same time) on each of `queues`, each on its own
+    /// connection. Without consumers, latency is send→accepted; with them, send→received.
+    Flow {
+        /// The queues.
+        queues: Range<usize>,
+        /// Producer connections per queue.
+        producers_per_queue: usize,
+        /// Consumer connections per queue (peek-lock, explicit complete).
+        consumers_per_queue: usize,
+        /// Body size in bytes.
+        body_bytes: usize,
+        /// Unsettled sends each producer keeps.
+        in_flight: usize,
+    },
+    /// One consumer takes what earlier scenarios left on `queue`.
+    Drain {
+        /// The queue.
+        queue: usize,
+        /// How it settles.
+        mode: ReceiveMode,
+    },
+}
+
+/// One scenario of the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scenario {
+    /// Its name in reports.
+    pub(crate) name: &'static str,
+    /// What it does.
+    pub(crate) shape: Shape,
+    /// At most this many messages in total.
+    pub(crate) messages: u64,
+    /// At most this long (producers' time; consumers get [`DRAIN_GRACE`] more).
+    pub(crate) duration: Duration,
+}
+
+fn send(queue: usize, body_bytes: usize, in_flight: usize) -> Shape {
+    Shape::Flow {
+        queues: queue..queue + 1,
+        producers_per_queue: 1,
+        consumers_per_queue: 0,
+        body_bytes,
+        in_flight,
+    }
+}
+
+/// The scenarios of a profile, in the order they run (drains follow the sends that fill them).
+pub(crate) fn plan(profile: Profile) -> Vec<Scenario> {
+    let (seconds, backlog, full) = match profile {
+        Profile::Quick => (2, 20_000, false),
+        Profile::Full => (10, 1_000_000, true),
+    };
+    let duration = Duration::from_secs(seconds);
+    let scenario = |name, shape, messages| Scenario {
+        name,
+        shape,
+        messages,
+        duration,
+    };
+    // Per-queue caps keep each queue well under the emulator's 100 MB entity size.
+    let mut plan = vec![
+        scenario("send 128B 1-in-flight", send(0, 128, 1), 100_000),
+        scenario("send 128B 100-in-flight", send(1, 128, 100), 300_000),
+        scenario("send 128B 1000-in-flight", send(2, 128, 1000), 300_000),
+    ];
+    if full {
+        plan.push(scenario("send 4KiB 1-in-flight", send(4, 4096, 1), 10_000));
+        plan.push(scenario(
+            "send 4KiB 100-in-flight",
+            send(5, 4096, 100),
+            20_000,
+        ));
+    }
+    plan.extend([
+        scenario("send 4KiB 1000-in-flight", send(3, 4096, 1000), 20_000),
+        scenario(
+            "receive peek-lock+complete credit 1000",
+            Shape::Drain {
+                queue: 2,
+                mode: ReceiveMode::PeekLock,
+            },
+            300_000,
+        ),
+        scenario(
+            "receive-and-delete credit 1000",
+            Shape::Drain {
+                queue: 1,
+                mode: ReceiveMode::ReceiveAndDelete,
+            },
+            300_000,
+        ),
+        scenario(
+            "end-to-end 1 producer 1 consumer 128B",
+            Shape::Flow {
+                queues: 6..7,
+                producers_per_queue: 1,
+                consumers_per_queue: 1,
+                body_bytes: 128,
+                in_flight: 100,
+            },
+            300_000,
+        ),
+        scenario(
+            "100 connections over 10 queues 128B",
+            Shape::Flow {
+                queues: SHARED_QUEUES,
+                producers_per_queue: 5,
+                consumers_per_queue: 5,
+                body_bytes: 128,
+                in_flight: 10,
+            },
+            500_000,
+        ),
+    ]);
+    plan.push(Scenario {
+        name: "backlog 128B over 10 queues (RSS per message)",
+        shape: Shape::Flow {
+            queues: SHARED_QUEUES,
+            producers_per_queue: 1,
+            consumers_per_queue: 0,
+            body_bytes: 128,
+            in_flight: 1000,
+        },
+        messages: backlog,
+        duration: Duration::from_secs(if full { 300 } else { 20 }),
+    });
+    plan
+}
+
+/// Runs the plan against one broker.
+pub(crate) struct Runner {
+    options: RunOptions,
+    probe: Option<BrokerProbe>,
+    /// Messages accepted and not yet consumed, per queue (what a drain will find).
+    queued: [u64; QUEUE_COUNT],
+}
+
+impl Runner {
+    /// A runner for these options.
+    pub(crate) fn new(options: RunOptions) -> Self {
+        Self {
+            probe: options.broker_pid.map(BrokerProbe::new),
+            options,
+            queued: [0; QUEUE_COUNT],
+        }
+    }
+
+    fn address(&self, queue: usize) -> String {
+        self.options
+            .address_template
+            .replace("{n}", &queue.to_string())
+    }
+
+    /// Runs the selected scenarios in order, printing each row as it completes.
+    pub(crate) async fn run(mut self) -> Result<Report, BenchError> {
+        let mut results = Vec::new();
+        for scenario in plan(self.options.profile) {
+            let wanted = self.options.only.is_empty()
+                || self
+                    .options
+                    .only
+                    .iter()
+                    .any(|w| scenario.name.contains(w.as_str()));
+            if !wanted {
+                continue;
+            }
+            eprintln!("[{}] {} …", self.options.label, scenario.name);
+            let result = self.run_one(&scenario).await?;
+            eprintln!(
+                "[{}] {}: {:.0} msg/s, p50 {} µs, p99 {} µs",
+                self.options.label,
+                scenario.name,
+                result.messages_per_second(),
+                result.latency.p50_us,
+                result.latency.p99_us
+            );
+            results.push(result);
+        }
+        Ok(Report {
+            label: self.options.label.clone(),
+            profile: self.options.profile,
+            scenarios: results,
+        })
+    }
+
+    async fn run_one(&mut self, scenario: &Scenario) -> Result<ScenarioResult, BenchError> {
+        let (measured, body_bytes, latency_kind) = match &scenario.shape {
+            Shape::Flow {
+                queues,
+                producers_per_queue,
+                consumers_per_queue,
+                body_bytes,
+                in_flight,
+            } => {
+                let flow = FlowPlan {
+                    queues: queues.clone(),
+                    producers_per_queue: *producers_per_queue,
+                    consumers_per_queue: *consumers_per_queue,
+                    body_bytes: *body_bytes,
+                    in_flight: *in_flight,
+                };
+                let kind = if flow.consumers_per_queue == 0 {
+                    "send→accepted"
+                } else {
+                    "send→received"
+                };
+                (self.flow(scenario, &flow).await?, *body_bytes as u64, kind)
+            }
+            Shape::Drain { queue, mode } => {
+                let queue = *queue;
+                let measured = self.drain(scenario, queue, *mode).await?;
+                (measured, 0, "wait+settle")
+            }
+        };
+        let body_bytes = if body_bytes == 0 { 128 } else { body_bytes };
+        Ok(ScenarioResult {
+            name: scenario.name.to_owned(),
+            latency_kind: latency_kind.to_owned(),
+            messages: measured.tally.completed,
+            body_bytes,
+            elapsed_secs: measured.elapsed.as_secs_f64(),
+            latency: LatencySummary::from_histogram(&measured.tally.latencies),
+            not_accepted: measured.tally.not_accepted,
+            broker: measured.broker,
+        })
+    }
+}
+
+/// The parameters of a [`Shape::Flow`].
+struct FlowPlan {
+    queues: Range<usize>,
+    producers_per_queue: usize,
+    consumers_per_queue: usize,
+    body_bytes: usize,
+    in_flight: usize,
+}
+
+/// The measured part of a scenario.
+struct Measured {
+    tally: Tally,
+    elapsed: Duration,
+    broker: Option<BrokerUsage>,
+}
+
+impl Runner {
+    async fn flow(&mut self, scenario: &Scenario, flow: &FlowPlan) -> Result<Measured, BenchError> {
+        let url = self.options.url.clone();
+        let producers = flow.queues.len() * flow.producers_per_queue;
+        let per_producer = scenario.messages / producers.max(1) as u64;
+        let mut senders = Vec::new();
+        let mut receivers = Vec::new();
+        for queue in flow.queues.clone() {
+            let address = self.address(queue);
+            let progress = Arc::new(QueueProgress::new(flow.producers_per_queue));
+            for index in 0..flow.producers_per_queue {
+                let mut client = Client::connect(&url, format!("p{queue}-{index}")).await?;
+                let sender = client.sender(&address).await?;
+                senders.push((queue, client, sender, Arc::clone(&progress)));
+            }
+            for index in 0..flow.consumers_per_queue {
+                let mut client = Client::connect(&url, format!("c{queue}-{index}")).await?;
+                let receiver = client
+                    .receiver(&address, ReceiveMode::PeekLock, CREDIT)
+                    .await?;
+                receivers.push((client, receiver, Arc::clone(&progress)));
+            }
+        }
+        let before = self.probe.and_then(|probe| probe.sample());
+        let started = Instant::now();
+        let until = started + scenario.duration;
+        let mut consumer_tasks = Vec::new();
+        for (client, mut receiver, progress) in receivers {
+            consumer_tasks.push(tokio::spawn(async move {
+                let tally = client::receive_loop(
+                    &mut receiver,
+                    ReceiveMode::PeekLock,
+                    ReceiveLatency::SinceSent,
+                    &progress,
+                    until + DRAIN_GRACE,
+                )
+                .await?;
+                close_receiver(receiver, client).await;
+                Ok::<_, BenchError>(tally)
+            }));
+        }
+        let (body_bytes, in_flight) = (flow.body_bytes, flow.in_flight);
+        let mut producer_tasks = Vec::new();
+        for (queue, client, mut sender, progress) in senders {
+            producer_tasks.push(tokio::spawn(async move {
+                let tally =
+                    client::send_loop(&mut sender, body_bytes, in_flight, per_producer, until)
+                        .await;
+                // On failure the consumers stop at their deadline; the error ends the run.
+                progress.producer_finished(tally.as_ref().map_or(0, |tally| tally.completed));
+                close_sender(sender, client).await;
+                tally.map(|tally| (queue, tally))
+            }));
+        }
+        let mut sent = Tally::new();
+        for task in producer_tasks {
+            let (queue, tally) = join(task).await?;
+            merge(&mut sent, &tally);
+            if let Some(queued) = self.queued.get_mut(queue) {
+                *queued += tally.completed;
+            }
+        }
+        let mut received = Tally::new();
+        for task in consumer_tasks {
+            merge(&mut received, &join(task).await?);
+        }
+        let elapsed = started.elapsed();
+        let after = self.probe.and_then(|probe| probe.sample());
+        let tally = if flow.consumers_per_queue == 0 {
+            sent
+        } else {
+            for queue in flow.queues.clone() {
+                if let Some(queued) = self.queued.get_mut(queue) {
+                    *queued = 0;
+                }
+            }
+            received.not_accepted = sent.not_accepted;
+            received
+        };
+        Ok(Measured {
+            broker: usage(before, after, tally.completed),
+            tally,
+            elapsed,
+        })
+    }
+
+    async fn drain(
+        &mut self,
+        scenario: &Scenario,
+        queue: usize,
+        mode: ReceiveMode,
+    ) -> Result<Measured, BenchError> {
+        let address = self.address(queue);
+        let available = self.queued.get(queue).copied().unwrap_or(0);
+        let progress = QueueProgress::new(0);
+        progress.expect(available.min(scenario.messages));
+        let mut client = Client::connect(&self.options.url, format!("d{queue}")).await?;
+        let mut receiver = client.receiver(&address, mode, CREDIT).await?;
+        let before = self.probe.and_then(|probe| probe.sample());
+        let started = Instant::now();
+        let tally = client::receive_loop(
+            &mut receiver,
+            mode,
+            ReceiveLatency::ServiceTime,
+            &progress,
+            started + scenario.duration,
+        )
+        .await?;
+        let elapsed = started.elapsed();
+        let after = self.probe.and_then(|probe| probe.sample());
+        close_receiver(receiver, client).await;
+        if let Some(queued) = self.queued.get_mut(queue) {
+            *queued = queued.saturating_sub(tally.completed);
+        }
+        Ok(Measured {
+            broker: usage(before, after, tally.completed),
+            tally,
+            elapsed,
+        })
+    }
+}
+
+fn usage(
+    before: Option<ProcessSample>,
+    after: Option<ProcessSample>,
+    messages: u64,
+) -> Option<BrokerUsage> {
+    before
+        .zip(after)
+        .map(|(before, after)| before.usage_until(&after, messages))
+}
+
+fn merge(into: &mut Tally, from: &Tally) {
+    into.completed += from.completed;
+    into.not_accepted += from.not_accepted;
+    // Both histograms have the same bounds, so adding cannot fail; saturate if it ever did.
+    if into.latencies.add(&from.latencies).is_err() {
+        into.latencies.saturating_record(from.latencies.max());
+    }
+}
+
+async fn join<T>(task: tokio::task::JoinHandle<Result<T, BenchError>>) -> Result<T, BenchError> {
+    task.await
+        .map_err(|error| BenchError::broker("client task", error))?
+}
+
+/// Closing happens after the measured part; a failure there is worth a warning, not the run.
+async fn close_sender(sender: fe2o3_amqp::Sender, client: Client) {
+    if let Err(error) = sender.close().await {
+        eprintln!("warning: closing a sender: {error}");
+    }
+    if let Err(error) = client.close().await {
+        eprintln!("warning: {error}");
+    }
+}
+
+async fn close_receiver(receiver: fe2o3_amqp::Receiver, client: Client) {
+    if let Err(error) = receiver.close().await {
+        eprintln!("warning: closing a receiver: {error}");
+    }
+    if let Err(error) = client.close().await {
+        eprintln!("warning: {error}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_fit_the_queues_and_drain_what_was_sent() {
+        for profile in [Profile::Quick, Profile::Full] {
+            let plan = plan(profile);
+            let mut filled = [false; QUEUE_COUNT];
+            for scenario in &plan {
+                match &scenario.shape {
+                    Shape::Flow { queues, .. } => {
+                        assert!(queues.end <= QUEUE_COUNT, "{}", scenario.name);
+                        for queue in queues.clone() {
+                            filled[queue] = true;
+                        }
+                    }
+                    Shape::Drain { queue, .. } => assert!(filled[*queue], "{}", scenario.name),
+                }
+            }
+        }
+        assert_eq!(plan(Profile::Quick).len(), 9);
+        assert_eq!(plan(Profile::Full).len(), 11);
+    }
+}
