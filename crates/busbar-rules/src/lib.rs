@@ -7,6 +7,29 @@
 //! of each sent message and which [`PropertyEdit`]s to apply to each copy. `newid()` takes its
 //! GUIDs from a caller-supplied function.
 //!
+//! # Semantics, and where they come from
+//!
+//! From the Service Bus documentation ("SQL filter syntax", "SQL rule action syntax", "Topic
+//! filters and actions", "Dead-letter queues"):
+//!
+//! * keywords and property names are case-insensitive; string values compare case-sensitively;
+//!   a missing user property is unknown, an unknown system property is an error (refused at
+//!   parse time when written literally, an [`EvaluationError`] through `property('sys.X')`);
+//! * three-valued logic with the documented `AND`/`OR` tables; `NOT unknown` is unknown; a
+//!   filter matches only when true; `IS NULL` is true for a missing or null property;
+//! * integer literals are `long`, decimal and scientific ones `double`; expressions and actions
+//!   are capped at 1024 characters and actions at 32 statements (Service Bus quotas);
+//! * matching action-less rules yield one copy, each matching rule with an action one more
+//!   ([`fan_out`]); an evaluation failure dead-letters with reason [`FILTER_EXCEPTION_REASON`].
+//!
+//! Interpretations of "operators follow C# implicit conversion semantics" (not confirmed
+//! against the service): `long`/`double` mix by widening; a comparison or arithmetic between
+//! types C# has no operator for (string vs number, ordering booleans, …) is an evaluation
+//! error, not a silent false; strings order ordinally; `+` concatenates two strings; integer
+//! `+ - *` wrap; `IN` follows SQL-92 (no match and a `NULL` in the list ⇒ unknown); `AND`/`OR`
+//! evaluate left to right and stop once the result is settled; rule names are unique ignoring
+//! ASCII case. Filter parameters (`@name`) are not supported.
+//!
 //! ```
 //! use busbar_rules::{fan_out, Disposition, Filter, Message, Rule, RuleSet, SqlFilter, Subscription, Value};
 //!

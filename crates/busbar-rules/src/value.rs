@@ -339,3 +339,24 @@ fn float_arithmetic(op: ArithmeticOp, a: f64, b: f64) -> f64 {
         ArithmeticOp::Remainder => a % b,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Truth::{self, False as F, True as T, Unknown as U};
+
+    #[test]
+    fn and_or_not_follow_the_service_bus_tables() {
+        // Rows and columns in the documented order T, F, U.
+        let and = [[T, F, U], [F, F, F], [U, F, U]];
+        let or = [[T, T, T], [T, F, U], [T, U, U]];
+        let all = [T, F, U];
+        for (row, left) in all.into_iter().enumerate() {
+            for (column, right) in all.into_iter().enumerate() {
+                assert_eq!(left.and(right), and[row][column], "{left:?} AND {right:?}");
+                assert_eq!(left.or(right), or[row][column], "{left:?} OR {right:?}");
+            }
+        }
+        assert_eq!([!T, !F, !U], [F, T, U]);
+        assert_eq!(Truth::from(true), T);
+    }
+}
