@@ -1,7 +1,9 @@
-//! `cargo xtask`: the single front door for developer tasks (what CI runs, loom, fuzzing).
+//! `cargo xtask`: the single front door for developer tasks (what CI runs, loom, fuzzing,
+//! benchmarks).
 
 use std::process::{Command, ExitCode};
 
+mod bench;
 mod ci;
 mod fuzz;
 
@@ -11,13 +13,17 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(),
         Some("loom") => ci::loom(),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci | loom | fuzz>");
+            eprintln!("usage: cargo xtask <ci | loom | fuzz | bench>");
             eprintln!(
                 "  ci    fmt, clippy -D warnings, tests (benches in test mode), docs, boundary checks"
             );
             eprintln!("  loom  the loom model-checking tests (RUSTFLAGS=--cfg loom)");
             eprintln!("  fuzz  <target> [--seconds N]: a cargo-fuzz target of fuzz/ (nightly)");
+            eprintln!(
+                "  bench [--quick] [--peer rabbitmq] [--storage memory|file|both|none]: load scenarios"
+            );
             return ExitCode::from(2);
         }
     };
