@@ -16,6 +16,12 @@ impl SessionId {
     /// Checks the Service Bus limits.
     pub fn new(id: impl Into<String>) -> Result<SessionId, SessionError> {
         let id = id.into();
+        SessionId::validate(&id)?;
+        Ok(SessionId(id))
+    }
+
+    /// Checks the Service Bus limits without taking the id.
+    pub fn validate(id: &str) -> Result<(), SessionError> {
         if id.is_empty() {
             return Err(SessionError::InvalidSessionId(
                 "a session id cannot be empty",
@@ -26,7 +32,7 @@ impl SessionId {
                 "a session id has at most 128 characters",
             ));
         }
-        Ok(SessionId(id))
+        Ok(())
     }
 
     /// The id as text.
@@ -54,9 +60,9 @@ impl fmt::Display for ReceiverId {
 
 /// The send-side check of a `RequiresSession` entity: every message needs a valid session id.
 /// The broker rejects the transfer with the error's condition when this fails.
-pub fn check_session_message(message: &NewMessage) -> Result<SessionId, SessionError> {
+pub fn check_session_message(message: &NewMessage) -> Result<(), SessionError> {
     match &message.session_id {
-        Some(id) => SessionId::new(id.as_str()),
+        Some(id) => SessionId::validate(id),
         None => Err(SessionError::SessionIdRequired),
     }
 }
@@ -106,7 +112,12 @@ mod tests {
             session_id: Some("s1".to_owned()),
             ..plain
         };
-        assert_eq!(check_session_message(&session).unwrap().as_str(), "s1");
+        assert_eq!(check_session_message(&session), Ok(()));
+        let empty = NewMessage {
+            session_id: Some(String::new()),
+            ..NewMessage::default()
+        };
+        assert!(check_session_message(&empty).is_err());
     }
 
     #[test]
