@@ -28,8 +28,8 @@ Options:
 
 Logging goes to standard error; filter it with RUST_LOG (e.g. RUST_LOG=busbar=debug).
 
-Exit status: 0 for --help and --version, 1 for an invalid configuration, 2 for a usage
-error, 3 while the broker runtime is not wired in yet (the configuration was valid).";
+Exit status: 0 for --help, --version and after a clean shutdown (SIGINT or SIGTERM), 1 for an
+invalid configuration, 2 for a usage error, 3 when the broker cannot start or fails.";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

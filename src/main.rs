@@ -1,9 +1,7 @@
-//! The `busbar` binary: command line, configuration, logging, and (soon) the broker runtime.
-//!
-//! The AMQP listener and the broker runtime are not wired in yet: the binary validates the
-//! configuration, reports what it would serve, and exits saying so.
+//! The `busbar` binary: command line, configuration, logging, and the broker runtime.
 
 mod cli;
+mod serve;
 mod summary;
 
 use std::io::IsTerminal as _;
@@ -18,8 +16,8 @@ use crate::cli::{Command, ServeOptions};
 const EXIT_INVALID_CONFIG: u8 = 1;
 /// Exit status for a command line that cannot be obeyed.
 const EXIT_USAGE: u8 = 2;
-/// Exit status while the runtime is missing: the configuration was valid but nothing is served.
-const EXIT_NOT_SERVING: u8 = 3;
+/// Exit status when the broker cannot start or fails while serving.
+const EXIT_FAILED: u8 = 3;
 
 fn main() -> ExitCode {
     match cli::parse(std::env::args_os().skip(1)) {
@@ -59,12 +57,13 @@ fn serve(options: &ServeOptions) -> ExitCode {
         "configuration loaded"
     );
     print!("{}", summary::describe(&config, options));
-    eprintln!(
-        "busbar: not serving yet: the configuration is valid, but the AMQP listener and the broker \
-         runtime are not wired into this binary yet, so nothing listens on {}.",
-        options.listen
-    );
-    ExitCode::from(EXIT_NOT_SERVING)
+    match serve::serve(&config, options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("busbar: {error}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
 }
 
 /// Logs to standard error, filtered by `RUST_LOG` (default `info`), coloured only on a terminal.

@@ -6,8 +6,10 @@
 //! - [`auth`]: shared-access-signature tokens (`$cbs` put-token) and SASL PLAIN credentials.
 //! - [`errors`]: the Service Bus error conditions and the one mapping from [`BrokerError`] to the
 //!   wire.
+//! - [`runtime`]: the running broker — one task per entity over `busbar-core`, connection
+//!   handlers on the `busbar-amqp` driver, durability through `busbar-store` group commit.
 //!
-//! Nothing here does IO except [`config::load_file`]; time is always an argument
+//! Everything but [`runtime`] and [`config::load_file`] is pure; time is always an argument
 //! (milliseconds since the Unix epoch).
 
 pub mod address;
@@ -16,6 +18,7 @@ pub mod config;
 pub mod errors;
 mod names;
 mod percent;
+pub mod runtime;
 mod timestamp;
 
 pub use address::{Address, AddressError, EntityNode, EntityPath, SubQueue};

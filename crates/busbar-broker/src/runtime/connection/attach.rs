@@ -1,0 +1,188 @@
+//! Attaches: addresses resolved to entities or request/response nodes, authorisation checked,
+//! termini echoed unchanged; an unknown entity is refused with `amqp:not-found`.
+
+use std::collections::{HashMap, VecDeque};
+
+use busbar_amqp::engine::{AttachReply, AttachRequest, Connection};
+use busbar_amqp::performatives::{ReceiverSettleMode, Role, SenderSettleMode};
+use busbar_core::{ReceiveMode, SubQueue};
+
+use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode, SendTarget};
+use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
+use crate::errors::BrokerError;
+use crate::runtime::registry::Resolved;
+
+/// Credit granted to request links and kept topped up.
+const REQUEST_CREDIT: u32 = 100;
+/// Credit granted to sender links ("Service Bus instantly provides ample link credit").
+pub(super) const SEND_CREDIT: u32 = 1_000;
+
+impl BrokerConnection {
+    pub(super) fn attach(&mut self, request: AttachRequest, connection: &mut Connection) {
+        let link = request.link;
+        let raw = match request.role {
+            Role::Sender => request.target.as_ref().and_then(|t| t.address_str()),
+            Role::Receiver => request.source.as_ref().and_then(|s| s.address_str()),
+        }
+        .unwrap_or_default()
+        .to_owned();
+        let decided = self.decide(&request, &raw);
+        let outcome = match decided {
+            Ok((kind, reply)) => connection.accept_attach(link, reply).map(|()| Some(kind)),
+            Err(error) => {
+                let wire = self.wire(&error, &raw);
+                tracing::info!(connection = self.id, address = %raw, condition = wire.condition, "attach refused");
+                let amqp =
+                    busbar_amqp::performatives::AmqpError::new(wire.condition, wire.description);
+                connection.refuse_attach(link, amqp).map(|()| None)
+            }
+        };
+        let Ok(Some(kind)) = outcome else {
+            return;
+        };
+        let credit = match &kind {
+            LinkKind::Sender { .. } => Some(SEND_CREDIT),
+            LinkKind::Requests { .. } => Some(REQUEST_CREDIT),
+            LinkKind::Receiver(_) | LinkKind::Replies(_) => None,
+        };
+        if let Some(credit) = credit {
+            // The link was just accepted, so it exists.
+            let _ = connection.set_credit(link, credit);
+        }
+        self.links.insert(link, kind);
+    }
+
+    /// The link's kind and our attach reply, or why it is refused.
+    fn decide(
+        &self,
+        request: &AttachRequest,
+        raw: &str,
+    ) -> Result<(LinkKind, AttachReply), BrokerError> {
+        let address =
+            Address::parse(raw).map_err(|error| BrokerError::Argument(error.to_string()))?;
+        let reply = AttachReply::echo(request);
+        let node_key = address.to_string().to_ascii_lowercase();
+        match (request.role, address) {
+            (Role::Sender, Address::Cbs) => Ok((
+                LinkKind::Requests {
+                    node: RequestNode::Cbs,
+                    node_key,
+                },
+                reply,
+            )),
+            (Role::Receiver, address @ (Address::Cbs | Address::Management(_))) => {
+                if let Address::Management(node) = &address {
+                    self.entity_of(node)?;
+                }
+                let kind = LinkKind::Replies(ReplyLink {
+                    node: node_key,
+                    name: request.name.clone(),
+                    target: request
+                        .target
+                        .as_ref()
+                        .and_then(|t| t.address_str())
+                        .map(str::to_owned),
+                    backlog: VecDeque::new(),
+                });
+                Ok((kind, reply))
+            }
+            (Role::Sender, Address::Management(node)) => {
+                let (entity, sub_queue) = self.entity_of(&node)?;
+                Ok((
+                    LinkKind::Requests {
+                        node: RequestNode::Management { entity, sub_queue },
+                        node_key,
+                    },
+                    reply,
+                ))
+            }
+            (Role::Sender, Address::Entity(node)) => {
+                self.check_access(&node)?;
+                if node.sub_queue != AddressSubQueue::Active {
+                    return Err(BrokerError::NotAllowed(
+                        "messages cannot be sent to a dead-letter queue".into(),
+                    ));
+                }
+                let target = match self.shared.registry.resolve(&node.path) {
+                    Some(Resolved::Entity(handle)) => SendTarget::Entity(handle.clone()),
+                    Some(Resolved::Topic(route)) => SendTarget::Topic(route.clone()),
+                    None => return Err(self.not_found(&node)),
+                };
+                let reply = AttachReply {
+                    max_message_size: Some(self.shared.max_message_size),
+                    rcv_settle_mode: Some(ReceiverSettleMode::First),
+                    ..reply
+                };
+                Ok((LinkKind::Sender { target }, reply))
+            }
+            (Role::Receiver, Address::Entity(node)) => {
+                let (entity, sub_queue) = self.entity_of(&node)?;
+                let mode = if request.snd_settle_mode == SenderSettleMode::Settled {
+                    ReceiveMode::ReceiveAndDelete
+                } else {
+                    ReceiveMode::PeekLock
+                };
+                let reply = AttachReply {
+                    rcv_settle_mode: Some(match mode {
+                        ReceiveMode::PeekLock => ReceiverSettleMode::Second,
+                        ReceiveMode::ReceiveAndDelete => ReceiverSettleMode::First,
+                    }),
+                    ..reply
+                };
+                let kind = LinkKind::Receiver(ReceiveLink {
+                    entity,
+                    sub_queue,
+                    mode,
+                    sent: 0,
+                    unsettled: HashMap::new(),
+                });
+                Ok((kind, reply))
+            }
+        }
+    }
+
+    /// The queue or subscription a node names (receive and management), after authorisation.
+    fn entity_of(
+        &self,
+        node: &EntityNode,
+    ) -> Result<(crate::runtime::registry::EntityHandle, SubQueue), BrokerError> {
+        self.check_access(node)?;
+        let sub_queue = match node.sub_queue {
+            AddressSubQueue::Active => SubQueue::Main,
+            AddressSubQueue::DeadLetter => SubQueue::DeadLetter,
+            AddressSubQueue::TransferDeadLetter => return Err(self.not_found(node)),
+        };
+        match self.shared.registry.resolve(&node.path) {
+            Some(Resolved::Entity(handle)) => Ok((handle.clone(), sub_queue)),
+            Some(Resolved::Topic(_)) => Err(BrokerError::NotAllowed(format!(
+                "'{}' is a topic: receive from one of its subscriptions",
+                node.path
+            ))),
+            None => Err(self.not_found(node)),
+        }
+    }
+
+    /// Unknown entities are reported as such only to a client allowed to ask.
+    fn check_access(&self, node: &EntityNode) -> Result<(), BrokerError> {
+        if self.authorized(&node.path) {
+            Ok(())
+        } else if self.shared.registry.resolve(&node.path).is_none() && self.has_any_grant() {
+            Err(self.not_found(node))
+        } else {
+            Err(BrokerError::Unauthorized(format!(
+                "no valid token for '{node}' was put on $cbs"
+            )))
+        }
+    }
+
+    fn has_any_grant(&self) -> bool {
+        self.authenticated || !self.grants.is_empty()
+    }
+
+    fn not_found(&self, node: &EntityNode) -> BrokerError {
+        BrokerError::EntityNotFound {
+            namespace: self.shared.namespace.clone(),
+            entity: node.to_string(),
+        }
+    }
+}

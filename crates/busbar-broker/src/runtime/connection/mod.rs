@@ -1,0 +1,258 @@
+//! A connection task's handler on the amqp driver: SASL identity, `$cbs` grants, and the link
+//! table — sender links into entities, receive links fed by entity tasks, and the `$cbs` /
+//! `$management` request/response pairs.
+
+mod attach;
+mod requests;
+mod transfers;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use busbar_amqp::driver::ConnectionHandler;
+use busbar_amqp::engine::{
+    Connection, DeliveryId, Event, LinkId, Millis, SaslCredentials, SaslVerdict, SessionId,
+};
+use busbar_amqp::message::Message;
+use busbar_core::{LockToken, ReceiveMode, SubQueue, Timestamp};
+use tokio::sync::mpsc;
+
+use super::Shared;
+use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey, post_entity};
+use super::registry::{EntityHandle, TopicRoute};
+use crate::address::EntityPath;
+use crate::errors::{BrokerError, ErrorScope, TrackingId, WireError};
+
+/// Where a client's sender link delivers.
+#[derive(Clone, Debug)]
+enum SendTarget {
+    Entity(EntityHandle),
+    Topic(TopicRoute),
+}
+
+/// A link on which we deliver messages from an entity.
+#[derive(Debug)]
+struct ReceiveLink {
+    entity: EntityHandle,
+    sub_queue: SubQueue,
+    mode: ReceiveMode,
+    /// Transfers sent on the link (wrapping), for the absolute credit given to the entity.
+    sent: u32,
+    /// Peek-locked deliveries not settled yet.
+    unsettled: HashMap<DeliveryId, LockToken>,
+}
+
+/// Which node a request link talks to.
+#[derive(Clone, Debug)]
+enum RequestNode {
+    Cbs,
+    Management {
+        entity: EntityHandle,
+        sub_queue: SubQueue,
+    },
+}
+
+/// A link on which we send responses.
+#[derive(Debug)]
+struct ReplyLink {
+    /// The normalised node address (lower case), to match requests to.
+    node: String,
+    name: String,
+    target: Option<String>,
+    /// Responses waiting for credit.
+    backlog: VecDeque<Message>,
+}
+
+#[derive(Debug)]
+enum LinkKind {
+    Sender { target: SendTarget },
+    Receiver(ReceiveLink),
+    Requests { node: RequestNode, node_key: String },
+    Replies(ReplyLink),
+}
+
+/// What a `$cbs` put-token granted: an entity (or the whole namespace) until a time.
+#[derive(Debug)]
+struct Grant {
+    path: Option<EntityPath>,
+    expires_at: Timestamp,
+}
+
+/// One connection's broker state.
+pub(crate) struct BrokerConnection {
+    shared: Arc<Shared>,
+    id: u64,
+    mailbox: Mailbox,
+    /// SASL PLAIN with a valid key authorises every entity.
+    authenticated: bool,
+    grants: Vec<Grant>,
+    links: HashMap<LinkId, LinkKind>,
+    /// Entity inboxes of receive links that ended, for deliveries still on their way to them.
+    detached_receivers: HashMap<LinkId, mpsc::Sender<EntityCommand>>,
+    /// Delivery tags of responses (pre-settled, so only unique per link).
+    response_tags: u64,
+}
+
+impl BrokerConnection {
+    /// The handler of connection number `id`, reachable through `mailbox`.
+    pub(crate) fn new(shared: Arc<Shared>, id: u64, mailbox: Mailbox) -> Self {
+        Self {
+            shared,
+            id,
+            mailbox,
+            authenticated: false,
+            grants: Vec::new(),
+            links: HashMap::new(),
+            detached_receivers: HashMap::new(),
+            response_tags: 0,
+        }
+    }
+
+    fn now(&self) -> Timestamp {
+        self.shared.clock.now()
+    }
+
+    /// Whether this connection may use the entity at `path`.
+    fn authorized(&self, path: &EntityPath) -> bool {
+        let now = self.now();
+        self.authenticated
+            || self.grants.iter().any(|grant| {
+                grant.expires_at > now && grant.path.as_ref().is_none_or(|granted| granted == path)
+            })
+    }
+
+    /// The wire form of an error concerning `entity`.
+    fn wire(&self, error: &BrokerError, entity: &str) -> WireError {
+        let tracking_id = TrackingId::random();
+        tracing::debug!(connection = self.id, %tracking_id, entity, %error, "request refused");
+        error.to_wire(&ErrorScope {
+            namespace: &self.shared.namespace,
+            entity,
+            tracking_id,
+            now_unix_millis: self.now().as_millis(),
+        })
+    }
+
+    fn receiver_key(&self, link: LinkId) -> ReceiverKey {
+        ReceiverKey {
+            connection: self.id,
+            link,
+        }
+    }
+
+    /// Forgets a link; a receive link is unregistered from its entity (its locks stay).
+    fn forget(&mut self, link: LinkId) {
+        if let Some(LinkKind::Receiver(receiver)) = self.links.remove(&link) {
+            post_entity(
+                &receiver.entity.inbox,
+                EntityCommand::Detach(self.receiver_key(link)),
+            );
+            self.detached_receivers.insert(link, receiver.entity.inbox);
+        }
+    }
+
+    fn sasl(&mut self, credentials: SaslCredentials, connection: &mut Connection) {
+        let verdict = match credentials {
+            SaslCredentials::Anonymous { .. } | SaslCredentials::Cbs => SaslVerdict::Ok,
+            SaslCredentials::Plain {
+                authzid,
+                username,
+                password,
+            } => {
+                let response = format!("{authzid}\0{username}\0{password}");
+                match self.shared.keys.authenticate_plain(response.as_bytes()) {
+                    Ok(_) => {
+                        self.authenticated = true;
+                        SaslVerdict::Ok
+                    }
+                    Err(reason) => {
+                        tracing::info!(connection = self.id, %reason, "SASL PLAIN refused");
+                        SaslVerdict::AuthFailed
+                    }
+                }
+            }
+            SaslCredentials::MalformedPlain | SaslCredentials::Other { .. } => {
+                SaslVerdict::AuthFailed
+            }
+        };
+        connection.sasl_outcome(verdict);
+    }
+}
+
+impl ConnectionHandler for BrokerConnection {
+    type Command = ConnectionCommand;
+
+    fn on_event(&mut self, event: Event, connection: &mut Connection, _now: Millis) {
+        match event {
+            Event::SaslInit { credentials, .. } => self.sasl(credentials, connection),
+            Event::AttachRequested(request) => self.attach(*request, connection),
+            Event::Transfer(transfer) => self.transfer(transfer, connection),
+            Event::Disposition(update) => self.disposition(update, connection),
+            Event::Flow {
+                link,
+                credit,
+                drain,
+                ..
+            } => self.flow(link, credit, drain, connection),
+            Event::Detached { link, .. } => self.forget(link),
+            Event::SessionEnded { session, .. } => self.session_ended(session),
+            Event::ConnectionClosed { .. } => {
+                let links: Vec<LinkId> = self.links.keys().copied().collect();
+                for link in links {
+                    self.forget(link);
+                }
+            }
+            Event::ConnectionOpened { .. } | Event::SessionBegun { .. } => {}
+        }
+    }
+
+    fn on_command(
+        &mut self,
+        command: ConnectionCommand,
+        connection: &mut Connection,
+        _now: Millis,
+    ) {
+        match command {
+            ConnectionCommand::Deliver {
+                link,
+                delivery,
+                mode,
+            } => self.deliver(link, *delivery, mode, connection),
+            ConnectionCommand::DrainDone(link) => {
+                // The link may be gone; then there is nothing to drain.
+                let _ = connection.finish_drain(link);
+            }
+            ConnectionCommand::SendOutcome {
+                link,
+                delivery_id,
+                result,
+            } => self.send_outcome(link, delivery_id, result, connection),
+            ConnectionCommand::SettleEcho {
+                link,
+                delivery_id,
+                state,
+                result,
+            } => self.settle_echo(link, delivery_id, &state, result, connection),
+            ConnectionCommand::Respond {
+                request_link,
+                request,
+                entity,
+                result,
+            } => self.respond_management(request_link, &request, &entity, result, connection),
+        }
+    }
+}
+
+impl BrokerConnection {
+    fn session_ended(&mut self, session: SessionId) {
+        let links: Vec<LinkId> = self
+            .links
+            .keys()
+            .filter(|link| link.session == session)
+            .copied()
+            .collect();
+        for link in links {
+            self.forget(link);
+        }
+    }
+}

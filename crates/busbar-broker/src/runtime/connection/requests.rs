@@ -1,0 +1,247 @@
+//! The `$cbs` and `$management` nodes: requests taken off request links, answered on the reply
+//! link the routing rule of servicebus-amqp.md §2.3 picks (same connection; target or name equal
+//! to reply-to, else the one in the request's session, else any for that node), pre-settled.
+
+use busbar_amqp::engine::{Connection, IncomingTransfer, LinkId, OutgoingDelivery};
+use busbar_amqp::message::Message;
+use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat};
+use bytes::Bytes;
+
+use super::{BrokerConnection, Grant, LinkKind, RequestNode};
+use crate::address::{Address, path_of};
+use crate::auth::{PutTokenOutcome, put_token};
+use crate::errors::{BrokerError, StatusCode};
+use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
+use crate::runtime::management::{self, OperationResult};
+use crate::runtime::request::{Request, StatusKeys, failure, success};
+
+impl BrokerConnection {
+    pub(super) fn request(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
+        let link = transfer.link;
+        if !transfer.settled {
+            // Requests are accepted as deliveries; errors travel in the response.
+            let accepted = Some(DeliveryState::Accepted(Accepted {}));
+            let _ = connection.send_disposition(
+                link,
+                transfer.delivery_id,
+                transfer.delivery_id,
+                true,
+                accepted,
+            );
+        }
+        if connection.link_credit(link).unwrap_or(0) < 50 {
+            let _ = connection.set_credit(link, 100);
+        }
+        let Some(LinkKind::Requests { node, node_key }) = self.links.get(&link) else {
+            return;
+        };
+        let (node, node_key) = (node.clone(), node_key.clone());
+        let request = match Request::decode(&Message::from_bytes(transfer.message)) {
+            Ok(request) => request,
+            Err(error) => {
+                tracing::info!(connection = self.id, %error, "undecodable request dropped");
+                return;
+            }
+        };
+        match node {
+            RequestNode::Cbs => {
+                let response = self.put_token(&request);
+                self.route(
+                    link,
+                    &node_key,
+                    request.reply_to.as_deref(),
+                    response,
+                    connection,
+                );
+            }
+            RequestNode::Management { entity, sub_queue } => {
+                let operation = match management::parse(&request) {
+                    Ok(operation) => operation,
+                    Err(error) => {
+                        self.respond_management(
+                            link,
+                            &request,
+                            &entity.path,
+                            Err(error),
+                            connection,
+                        );
+                        return;
+                    }
+                };
+                let mailbox = self.mailbox.clone();
+                let path = entity.path.clone();
+                post_entity(
+                    &entity.inbox,
+                    EntityCommand::Execute {
+                        sub_queue,
+                        operation,
+                        reply: Box::new(move |result| {
+                            mailbox.post(ConnectionCommand::Respond {
+                                request_link: link,
+                                request: Box::new(request),
+                                entity: path,
+                                result,
+                            });
+                        }),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Answers a `$cbs` put-token and records what it grants.
+    fn put_token(&mut self, request: &Request) -> Message {
+        let registry = &self.shared.registry;
+        let token = request.body.as_str().unwrap_or_default();
+        let audience = request.text_property("name").unwrap_or_default();
+        let outcome = if request.text_property("operation") == Some("put-token") {
+            put_token(
+                &self.shared.keys,
+                token,
+                audience,
+                self.now().as_millis(),
+                |path| registry.resolve(path).is_some(),
+            )
+        } else {
+            return failure(
+                request,
+                StatusKeys::Cbs,
+                &self.wire(
+                    &BrokerError::Argument("only put-token is supported".into()),
+                    "",
+                ),
+            );
+        };
+        match outcome.to_broker_error(&self.shared.namespace) {
+            None => {
+                if let PutTokenOutcome::Accepted {
+                    expires_at_unix_millis,
+                } = outcome
+                {
+                    let path = match Address::parse(audience) {
+                        Ok(address) if !path_of(audience).trim_end_matches('/').is_empty() => {
+                            address.entity_node().map(|node| node.path.clone())
+                        }
+                        _ => None,
+                    };
+                    self.grants.retain(|grant| grant.path != path);
+                    self.grants.push(Grant {
+                        path,
+                        expires_at: busbar_core::Timestamp(expires_at_unix_millis),
+                    });
+                }
+                success(
+                    request,
+                    StatusKeys::Cbs,
+                    StatusCode::ACCEPTED,
+                    "Accepted",
+                    None,
+                )
+            }
+            Some(error) => failure(request, StatusKeys::Cbs, &self.wire(&error, audience)),
+        }
+    }
+
+    pub(super) fn respond_management(
+        &mut self,
+        request_link: LinkId,
+        request: &Request,
+        entity: &str,
+        result: Result<OperationResult, BrokerError>,
+        connection: &mut Connection,
+    ) {
+        let Some(LinkKind::Requests { node_key, .. }) = self.links.get(&request_link) else {
+            return;
+        };
+        let node_key = node_key.clone();
+        let response = match result.and_then(|result| management::response_body(&result)) {
+            Ok(Some(body)) => success(
+                request,
+                StatusKeys::Management,
+                StatusCode::OK,
+                "OK",
+                Some(body),
+            ),
+            Ok(None) => success(
+                request,
+                StatusKeys::Management,
+                StatusCode::NO_CONTENT,
+                "No messages",
+                None,
+            ),
+            Err(error) => failure(request, StatusKeys::Management, &self.wire(&error, entity)),
+        };
+        self.route(
+            request_link,
+            &node_key,
+            request.reply_to.as_deref(),
+            response,
+            connection,
+        );
+    }
+
+    /// Queues a response on the reply link the routing rule picks, and sends what credit allows.
+    fn route(
+        &mut self,
+        request_link: LinkId,
+        node_key: &str,
+        reply_to: Option<&str>,
+        response: Message,
+        connection: &mut Connection,
+    ) {
+        let candidates: Vec<(LinkId, u8)> = self
+            .links
+            .iter()
+            .filter_map(|(link, kind)| match kind {
+                LinkKind::Replies(reply) if reply.node == node_key => {
+                    let named = reply_to
+                        .is_some_and(|to| reply.target.as_deref() == Some(to) || reply.name == to);
+                    let rank = if named {
+                        0
+                    } else if link.session == request_link.session {
+                        1
+                    } else {
+                        2
+                    };
+                    Some((*link, rank))
+                }
+                _ => None,
+            })
+            .collect();
+        let Some((link, _)) = candidates.into_iter().min_by_key(|(_, rank)| *rank) else {
+            tracing::info!(
+                connection = self.id,
+                node = node_key,
+                "no reply link for a response"
+            );
+            return;
+        };
+        if let Some(LinkKind::Replies(reply)) = self.links.get_mut(&link) {
+            reply.backlog.push_back(response);
+        }
+        self.flush_replies(link, connection);
+    }
+
+    /// Sends waiting responses while the reply link has credit.
+    pub(super) fn flush_replies(&mut self, link: LinkId, connection: &mut Connection) {
+        while connection.link_credit(link).unwrap_or(0) > 0 {
+            let Some(LinkKind::Replies(reply)) = self.links.get_mut(&link) else {
+                return;
+            };
+            let Some(response) = reply.backlog.pop_front() else {
+                return;
+            };
+            self.response_tags = self.response_tags.wrapping_add(1);
+            let delivery = OutgoingDelivery {
+                tag: Bytes::copy_from_slice(&self.response_tags.to_be_bytes()),
+                message: response.into_bytes(),
+                message_format: MessageFormat::AMQP,
+                settled: true,
+            };
+            if let Err(error) = connection.send_transfer(link, delivery) {
+                tracing::debug!(connection = self.id, %error, "response not sent");
+                return;
+            }
+        }
+    }
+}

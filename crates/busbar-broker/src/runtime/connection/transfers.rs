@@ -1,0 +1,329 @@
+//! Messages both ways: client sends stored through the entity task and settled once durable;
+//! entity deliveries sent on receive links; client settlements applied and echoed; credit
+//! passed on to the entity as an absolute limit.
+
+use std::sync::{Arc, Mutex};
+
+use busbar_amqp::engine::{
+    Connection, DeliveryId, DispositionUpdate, IncomingTransfer, LinkId, OutgoingDelivery,
+};
+use busbar_amqp::message::Message;
+use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat, Role};
+use busbar_core::{Delivery, NewMessage, ReceiveMode, SubQueue};
+use bytes::Bytes;
+
+use super::attach::SEND_CREDIT;
+use super::{BrokerConnection, LinkKind, SendTarget};
+use crate::errors::BrokerError;
+use crate::runtime::inbound::messages_of_transfer;
+use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Reply, post_entity};
+use crate::runtime::management::{Operation, OperationResult};
+use crate::runtime::outbound::{delivered_message, lock_tag};
+use crate::runtime::registry::TopicRoute;
+use crate::runtime::rules::any_matches;
+use crate::runtime::settlement::{outcome_of, rejected, success_echo};
+
+impl BrokerConnection {
+    pub(super) fn transfer(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
+        let link = transfer.link;
+        match self.links.get(&link) {
+            Some(LinkKind::Sender { target }) => {
+                let target = target.clone();
+                self.send(target, transfer, connection);
+            }
+            Some(LinkKind::Requests { .. }) => self.request(transfer, connection),
+            _ => {}
+        }
+    }
+
+    fn send(
+        &mut self,
+        target: SendTarget,
+        transfer: IncomingTransfer,
+        connection: &mut Connection,
+    ) {
+        let (link, delivery_id, settled) = (transfer.link, transfer.delivery_id, transfer.settled);
+        if connection.link_credit(link).unwrap_or(0) < SEND_CREDIT / 2 {
+            let _ = connection.set_credit(link, SEND_CREDIT);
+        }
+        let mailbox = self.mailbox.clone();
+        let reply: Reply = Box::new(move |result: Result<OperationResult, BrokerError>| {
+            if !settled {
+                mailbox.post(ConnectionCommand::SendOutcome {
+                    link,
+                    delivery_id,
+                    result: result.map(|_| ()),
+                });
+            }
+        });
+        let messages = match messages_of_transfer(transfer.message, transfer.message_format) {
+            Ok(messages) => messages,
+            Err(error) => {
+                reply(Err(BrokerError::Argument(format!(
+                    "the message cannot be decoded: {error}"
+                ))));
+                return;
+            }
+        };
+        match target {
+            SendTarget::Entity(entity) => post_entity(
+                &entity.inbox,
+                EntityCommand::Execute {
+                    sub_queue: SubQueue::Main,
+                    operation: Operation::Enqueue(messages),
+                    reply,
+                },
+            ),
+            SendTarget::Topic(route) => fan_out(&route, messages, reply),
+        }
+    }
+
+    pub(super) fn send_outcome(
+        &mut self,
+        link: LinkId,
+        delivery_id: DeliveryId,
+        result: Result<(), BrokerError>,
+        connection: &mut Connection,
+    ) {
+        let state = match result {
+            Ok(()) => DeliveryState::Accepted(Accepted {}),
+            Err(error) => {
+                let path = match self.links.get(&link) {
+                    Some(LinkKind::Sender {
+                        target: SendTarget::Entity(entity),
+                    }) => entity.path.clone(),
+                    Some(LinkKind::Sender {
+                        target: SendTarget::Topic(route),
+                    }) => route.path.clone(),
+                    _ => String::new(),
+                };
+                let wire = self.wire(&error, &path);
+                rejected(wire.condition, wire.description)
+            }
+        };
+        // A link detached meanwhile cannot be settled any more.
+        let _ = connection.send_disposition(link, delivery_id, delivery_id, true, Some(state));
+    }
+
+    pub(super) fn flow(
+        &mut self,
+        link: LinkId,
+        credit: u32,
+        drain: bool,
+        connection: &mut Connection,
+    ) {
+        let key = self.receiver_key(link);
+        let mailbox = self.mailbox.clone();
+        match self.links.get_mut(&link) {
+            Some(LinkKind::Receiver(receiver)) => post_entity(
+                &receiver.entity.inbox,
+                EntityCommand::Flow {
+                    receiver: key,
+                    sub_queue: receiver.sub_queue,
+                    mode: receiver.mode,
+                    limit: receiver.sent.wrapping_add(credit),
+                    drain,
+                    mailbox,
+                },
+            ),
+            Some(LinkKind::Replies(_)) => self.flush_replies(link, connection),
+            _ => {}
+        }
+    }
+
+    pub(super) fn deliver(
+        &mut self,
+        link: LinkId,
+        delivery: Delivery,
+        mode: ReceiveMode,
+        connection: &mut Connection,
+    ) {
+        let token = delivery.lock.map(|lock| lock.token);
+        let sent = match self.links.get_mut(&link) {
+            Some(LinkKind::Receiver(receiver)) => {
+                let tag = match &token {
+                    Some(token) => lock_tag(token),
+                    None => Bytes::copy_from_slice(&delivery.sequence.value().to_be_bytes()),
+                };
+                let outgoing = delivered_message(&delivery).map(|message| OutgoingDelivery {
+                    tag,
+                    message: message.into_bytes(),
+                    message_format: MessageFormat::AMQP,
+                    settled: mode == ReceiveMode::ReceiveAndDelete,
+                });
+                match outgoing {
+                    Ok(outgoing) => match connection.send_transfer(link, outgoing) {
+                        Ok(delivery_id) => {
+                            receiver.sent = receiver.sent.wrapping_add(1);
+                            if let Some(token) = token {
+                                receiver.unsettled.insert(delivery_id, token);
+                            }
+                            true
+                        }
+                        Err(error) => {
+                            tracing::debug!(connection = self.id, %error, "delivery not sent");
+                            false
+                        }
+                    },
+                    Err(error) => {
+                        tracing::warn!(connection = self.id, %error, sequence = delivery.sequence.value(), "stored message cannot be decoded");
+                        false
+                    }
+                }
+            }
+            _ => false,
+        };
+        if !sent && let (Some(token), Some(entity)) = (token, self.entity_for_release(link)) {
+            post_entity(&entity, EntityCommand::Release(vec![token]));
+        }
+    }
+
+    /// The inbox a lock taken for `link` goes back to when its delivery could not be sent.
+    fn entity_for_release(&self, link: LinkId) -> Option<tokio::sync::mpsc::Sender<EntityCommand>> {
+        match self.links.get(&link) {
+            Some(LinkKind::Receiver(receiver)) => Some(receiver.entity.inbox.clone()),
+            _ => self.detached_receivers.get(&link).cloned(),
+        }
+    }
+
+    pub(super) fn disposition(&mut self, update: DispositionUpdate, connection: &mut Connection) {
+        if update.role != Role::Receiver {
+            return;
+        }
+        let link = update.link;
+        let Some(LinkKind::Receiver(receiver)) = self.links.get_mut(&link) else {
+            return;
+        };
+        let Some(state) = update.state else {
+            return;
+        };
+        let Some(outcome) = outcome_of(&state) else {
+            return;
+        };
+        let ids: Vec<DeliveryId> = receiver
+            .unsettled
+            .keys()
+            .filter(|id| (update.first..=update.last).contains(id))
+            .copied()
+            .collect();
+        let inbox = receiver.entity.inbox.clone();
+        let sub_queue = receiver.sub_queue;
+        let mut unknown = update.first != update.last || !ids.contains(&update.first);
+        for delivery_id in ids {
+            let Some(token) = receiver.unsettled.remove(&delivery_id) else {
+                continue;
+            };
+            let mailbox = self.mailbox.clone();
+            let echo = !update.settled;
+            let client_state = state.clone();
+            post_entity(
+                &inbox,
+                EntityCommand::Execute {
+                    sub_queue,
+                    operation: Operation::Settle {
+                        tokens: vec![token],
+                        outcome: outcome.clone(),
+                    },
+                    reply: Box::new(move |result| {
+                        if echo {
+                            mailbox.post(ConnectionCommand::SettleEcho {
+                                link,
+                                delivery_id,
+                                state: client_state,
+                                result: result.map(|_| ()),
+                            });
+                        }
+                    }),
+                },
+            );
+        }
+        // A single delivery we hold no lock for (settled before, or never ours) cannot settle.
+        unknown &= update.first == update.last;
+        if unknown && !update.settled {
+            self.settle_echo(
+                link,
+                update.first,
+                &state,
+                Err(BrokerError::MessageLockLost),
+                connection,
+            );
+        }
+    }
+
+    pub(super) fn settle_echo(
+        &mut self,
+        link: LinkId,
+        delivery_id: DeliveryId,
+        state: &DeliveryState,
+        result: Result<(), BrokerError>,
+        connection: &mut Connection,
+    ) {
+        let echo = match result {
+            Ok(()) => success_echo(state),
+            Err(error) => {
+                let path = match self.links.get(&link) {
+                    Some(LinkKind::Receiver(receiver)) => receiver.entity.path.clone(),
+                    _ => String::new(),
+                };
+                let wire = self.wire(&error, &path);
+                rejected(wire.condition, wire.description)
+            }
+        };
+        let _ = connection.send_disposition(link, delivery_id, delivery_id, true, Some(echo));
+    }
+}
+
+/// Sends a copy of the messages to every subscription whose rules select them; the reply
+/// reports the first failure once every subscription has answered.
+fn fan_out(route: &TopicRoute, messages: Vec<NewMessage>, reply: Reply) {
+    let mut targets = Vec::new();
+    for (rules, entity) in &route.subscriptions {
+        let selected: Vec<NewMessage> = messages
+            .iter()
+            .filter(|message| any_matches(rules, &Message::from_bytes(message.payload.clone())))
+            .cloned()
+            .collect();
+        if !selected.is_empty() {
+            targets.push((entity.inbox.clone(), selected));
+        }
+    }
+    if targets.is_empty() {
+        reply(Ok(OperationResult::Done));
+        return;
+    }
+    let join = Arc::new(Mutex::new(Join {
+        remaining: targets.len(),
+        result: Ok(OperationResult::Done),
+        reply: Some(reply),
+    }));
+    for (inbox, selected) in targets {
+        let join = Arc::clone(&join);
+        post_entity(
+            &inbox,
+            EntityCommand::Execute {
+                sub_queue: SubQueue::Main,
+                operation: Operation::Enqueue(selected),
+                reply: Box::new(move |result| {
+                    let mut join = join.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    if let Err(error) = result {
+                        join.result = join.result.clone().and(Err(error));
+                    }
+                    join.remaining -= 1;
+                    if join.remaining == 0 {
+                        let result = join.result.clone();
+                        if let Some(reply) = join.reply.take() {
+                            reply(result);
+                        }
+                    }
+                }),
+            },
+        );
+    }
+}
+
+/// The replies of a topic send still outstanding.
+struct Join {
+    remaining: usize,
+    result: Result<OperationResult, BrokerError>,
+    reply: Option<Reply>,
+}

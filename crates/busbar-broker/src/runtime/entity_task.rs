@@ -1,0 +1,349 @@
+//! One task per entity: it owns a `busbar_core::Entity`, drains its bounded inbox in batches,
+//! delivers to the receive links that have credit, and after each batch hands the entity's
+//! records to the group-commit writer; replies that depend on them go out only once they are
+//! durable.
+
+use std::time::Duration;
+
+use busbar_core::{CoreError, EnqueueOutcome, Entity, Outcome, ReceiveMode, SubQueue};
+use busbar_store::{EntityId, GroupCommitHandle, MessageKey, Record, StoreError};
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::time::Instant;
+
+use super::clock::Clock;
+use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
+use super::management::{Operation, OperationResult};
+use crate::errors::BrokerError;
+
+/// Commands taken from the inbox per batch.
+const BATCH: usize = 256;
+/// How soon a delivery held back by a full connection channel is tried again.
+const RETRY_FULL: Duration = Duration::from_millis(5);
+
+/// A receive link registered with the entity.
+struct Receiver {
+    key: ReceiverKey,
+    sub_queue: SubQueue,
+    mode: ReceiveMode,
+    /// Deliveries made to the link (wrapping).
+    sent: u32,
+    /// `sent` may grow up to this (wrapping).
+    limit: u32,
+    drain: bool,
+    mailbox: Mailbox,
+}
+
+impl Receiver {
+    fn credit(&self) -> u32 {
+        let credit = self.limit.wrapping_sub(self.sent);
+        // A limit behind `sent` (deliveries in flight when the flow was computed) is no credit.
+        if credit > u32::MAX / 2 { 0 } else { credit }
+    }
+}
+
+/// A reply waiting for the batch's records to be durable.
+type Pending = Box<dyn FnOnce(Result<(), BrokerError>) + Send>;
+
+/// The state of one entity task.
+pub(crate) struct EntityTask {
+    entity: Entity,
+    id: EntityId,
+    clock: Clock,
+    store: GroupCommitHandle,
+    receivers: Vec<Receiver>,
+    /// Where the next dispatch round starts, so receivers share messages fairly.
+    next_receiver: usize,
+    retry_at: Option<Instant>,
+}
+
+impl EntityTask {
+    /// A task for `entity`, whose records are stored under `id`.
+    pub(crate) fn new(
+        entity: Entity,
+        id: EntityId,
+        clock: Clock,
+        store: GroupCommitHandle,
+    ) -> Self {
+        Self {
+            entity,
+            id,
+            clock,
+            store,
+            receivers: Vec::new(),
+            next_receiver: 0,
+            retry_at: None,
+        }
+    }
+
+    /// Runs until every sender of the inbox is gone, then submits what is left.
+    pub(crate) async fn run(mut self, mut inbox: mpsc::Receiver<EntityCommand>) {
+        let mut commands = Vec::with_capacity(BATCH);
+        loop {
+            let deadline = [
+                self.entity
+                    .poll_timeout()
+                    .map(|at| self.clock.instant_at(at)),
+                self.retry_at,
+            ]
+            .into_iter()
+            .flatten()
+            .min();
+            tokio::select! {
+                received = inbox.recv_many(&mut commands, BATCH) => {
+                    if received == 0 {
+                        break;
+                    }
+                }
+                () = sleep_until(deadline) => {}
+            }
+            self.retry_at = None;
+            let now = self.clock.now();
+            self.entity.handle_timeout(now);
+            let mut pending = Vec::new();
+            for command in commands.drain(..) {
+                self.handle(command, now, &mut pending);
+            }
+            self.dispatch(now);
+            self.commit(pending);
+        }
+    }
+
+    fn handle(
+        &mut self,
+        command: EntityCommand,
+        now: busbar_core::Timestamp,
+        pending: &mut Vec<Pending>,
+    ) {
+        match command {
+            EntityCommand::Execute {
+                sub_queue,
+                operation,
+                reply,
+            } => {
+                let changes_state =
+                    !matches!(operation, Operation::Peek { .. } | Operation::RenewLock(_));
+                let result = self.execute(sub_queue, operation, now);
+                if changes_state {
+                    pending.push(Box::new(move |durable| reply(durable.and(result))));
+                } else {
+                    reply(result);
+                }
+            }
+            EntityCommand::Flow {
+                receiver,
+                sub_queue,
+                mode,
+                limit,
+                drain,
+                mailbox,
+            } => match self.receivers.iter_mut().find(|r| r.key == receiver) {
+                Some(existing) => {
+                    existing.limit = limit;
+                    existing.drain |= drain;
+                }
+                None => self.receivers.push(Receiver {
+                    key: receiver,
+                    sub_queue,
+                    mode,
+                    sent: 0,
+                    limit,
+                    drain,
+                    mailbox,
+                }),
+            },
+            EntityCommand::Detach(receiver) => self.receivers.retain(|r| r.key != receiver),
+            EntityCommand::Release(tokens) => {
+                for token in tokens {
+                    // A lock that already ended has nothing to release.
+                    let _ = self.entity.settle(token, Outcome::Release, now);
+                }
+            }
+        }
+    }
+
+    fn execute(
+        &mut self,
+        sub_queue: SubQueue,
+        operation: Operation,
+        now: busbar_core::Timestamp,
+    ) -> Result<OperationResult, BrokerError> {
+        let entity = &mut self.entity;
+        match operation {
+            Operation::Enqueue(messages) => entity
+                .enqueue(messages, now)
+                .map(|outcomes| {
+                    OperationResult::SequenceNumbers(
+                        outcomes
+                            .into_iter()
+                            .filter_map(|outcome| match outcome {
+                                EnqueueOutcome::Enqueued(sequence) => Some(sequence),
+                                EnqueueOutcome::Duplicate => None,
+                            })
+                            .collect(),
+                    )
+                })
+                .map_err(core_error),
+            Operation::Settle { tokens, outcome } => {
+                // Each token settles on its own; the first failure is reported.
+                let mut result = Ok(OperationResult::Done);
+                for token in tokens {
+                    if let Err(error) = entity.settle(token, outcome.clone(), now) {
+                        result = result.and(Err(core_error(error)));
+                    }
+                }
+                result
+            }
+            Operation::RenewLock(tokens) => tokens
+                .into_iter()
+                .map(|token| entity.renew_lock(token, now))
+                .collect::<Result<Vec<_>, _>>()
+                .map(OperationResult::Expirations)
+                .map_err(core_error),
+            Operation::Peek { from, count } => Ok(OperationResult::Messages(
+                entity.peek(sub_queue, from, count, now),
+            )),
+            Operation::ReceiveDeferred { sequences, mode } => entity
+                .receive_deferred(sub_queue, &sequences, mode, now)
+                .map(OperationResult::Messages)
+                .map_err(core_error),
+            Operation::CancelScheduled(sequences) => entity
+                .cancel_scheduled(&sequences)
+                .map(|()| OperationResult::Done)
+                .map_err(core_error),
+        }
+    }
+
+    /// Hands available messages to receivers with credit, one per receiver per round.
+    fn dispatch(&mut self, now: busbar_core::Timestamp) {
+        let count = self.receivers.len();
+        let mut exhausted = [false, false];
+        let mut progressed = true;
+        while progressed {
+            progressed = false;
+            for offset in 0..count {
+                let index = (self.next_receiver + offset) % count;
+                let Some(receiver) = self.receivers.get_mut(index) else {
+                    continue;
+                };
+                let queue_index = usize::from(receiver.sub_queue == SubQueue::DeadLetter);
+                if receiver.credit() == 0 || exhausted[queue_index] {
+                    continue;
+                }
+                let permit = match receiver.mailbox.sender.try_reserve() {
+                    Ok(permit) => permit,
+                    Err(TrySendError::Full(())) => {
+                        self.retry_at = Some(Instant::now() + RETRY_FULL);
+                        continue;
+                    }
+                    Err(TrySendError::Closed(())) => continue,
+                };
+                let Some(delivery) = self.entity.receive(receiver.sub_queue, receiver.mode, now)
+                else {
+                    exhausted[queue_index] = true;
+                    continue;
+                };
+                permit.send(ConnectionCommand::Deliver {
+                    link: receiver.key.link,
+                    delivery: Box::new(delivery),
+                    mode: receiver.mode,
+                });
+                receiver.sent = receiver.sent.wrapping_add(1);
+                progressed = true;
+            }
+            self.next_receiver = self.next_receiver.wrapping_add(1);
+        }
+        self.receivers.retain(|r| !r.mailbox.sender.is_closed());
+        for receiver in &mut self.receivers {
+            let nothing_left = self.entity.available_len(receiver.sub_queue) == 0;
+            if receiver.drain && (receiver.credit() == 0 || nothing_left) {
+                match receiver
+                    .mailbox
+                    .sender
+                    .try_send(ConnectionCommand::DrainDone(receiver.key.link))
+                {
+                    Ok(()) | Err(TrySendError::Closed(_)) => {
+                        receiver.limit = receiver.sent;
+                        receiver.drain = false;
+                    }
+                    Err(TrySendError::Full(_)) => self.retry_at = Some(Instant::now() + RETRY_FULL),
+                }
+            }
+        }
+    }
+
+    /// Submits the batch's records; the pending replies run once they are durable.
+    fn commit(&mut self, pending: Vec<Pending>) {
+        let id = self.id;
+        let records: Vec<Record> = self
+            .entity
+            .drain_records()
+            .map(|record| tag(id, record))
+            .collect();
+        if records.is_empty() {
+            for reply in pending {
+                reply(Ok(()));
+            }
+            return;
+        }
+        let completion = Box::new(move |outcome: Result<busbar_store::Lsn, StoreError>| {
+            let durable = outcome.map(|_| ()).map_err(store_error);
+            for reply in pending {
+                reply(durable.clone());
+            }
+        });
+        // The writer's queue is bounded: waiting for room is the back-pressure we want, but it
+        // must not stall the runtime's other tasks.
+        let store = self.store.clone();
+        tokio::task::block_in_place(move || store.submit(records, completion));
+    }
+}
+
+fn tag(entity: EntityId, record: busbar_core::Record) -> Record {
+    let key = |sequence: busbar_core::SequenceNumber| MessageKey {
+        entity,
+        sequence: sequence.value(),
+    };
+    match record {
+        busbar_core::Record::Insert {
+            sequence,
+            message,
+            state,
+        } => Record::Insert {
+            key: key(sequence),
+            message,
+            state,
+        },
+        busbar_core::Record::Update { sequence, state } => Record::Update {
+            key: key(sequence),
+            state,
+        },
+        busbar_core::Record::Remove { sequence } => Record::Remove { key: key(sequence) },
+    }
+}
+
+/// The one mapping of core refusals onto broker errors.
+pub(crate) fn core_error(error: CoreError) -> BrokerError {
+    match error {
+        CoreError::LockLost => BrokerError::MessageLockLost,
+        CoreError::MessageNotFound(sequence) => BrokerError::MessageNotFound {
+            sequence_number: sequence.value(),
+        },
+        CoreError::NotAllowed(reason) => BrokerError::NotAllowed(reason.to_owned()),
+        CoreError::InvalidConfig(reason) => BrokerError::Argument(reason.to_owned()),
+        CoreError::Decode(reason) => BrokerError::Internal(reason.to_owned()),
+    }
+}
+
+fn store_error(error: StoreError) -> BrokerError {
+    BrokerError::StoreUnavailable {
+        reason: error.to_string(),
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

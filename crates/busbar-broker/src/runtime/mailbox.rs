@@ -1,0 +1,152 @@
+//! The messages that cross between tasks: commands to an entity task, commands to a connection
+//! task, and the mailbox through which any thread (the store's writer included) reaches a
+//! connection without blocking.
+
+use busbar_amqp::engine::{DeliveryId, LinkId};
+use busbar_amqp::performatives::DeliveryState;
+use busbar_core::{Delivery, LockToken, ReceiveMode, SubQueue};
+use tokio::runtime::Handle;
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
+
+use super::management::{Operation, OperationResult};
+use super::request::Request;
+use crate::errors::BrokerError;
+
+/// Called once with the outcome of an entity operation (after durability when it changed
+/// anything).
+pub(crate) type Reply = Box<dyn FnOnce(Result<OperationResult, BrokerError>) + Send>;
+
+/// A receive link, named across tasks: its connection and its link id there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ReceiverKey {
+    /// The connection's number.
+    pub(crate) connection: u64,
+    /// The link on that connection.
+    pub(crate) link: LinkId,
+}
+
+/// What an entity task is asked to do.
+pub(crate) enum EntityCommand {
+    /// Run an operation (send, settle, management) and reply.
+    Execute {
+        /// Main queue or dead-letter sub-queue.
+        sub_queue: SubQueue,
+        /// The operation.
+        operation: Operation,
+        /// Where the outcome goes.
+        reply: Reply,
+    },
+    /// A receive link's credit as an absolute limit: the entity delivers while the number of
+    /// deliveries it made to the link stays below `limit` (AMQP delivery-count arithmetic).
+    Flow {
+        /// The receive link.
+        receiver: ReceiverKey,
+        /// Which sub-queue it reads.
+        sub_queue: SubQueue,
+        /// Peek-lock or receive-and-delete.
+        mode: ReceiveMode,
+        /// The connection's deliveries on the link so far plus the link's credit (wrapping).
+        limit: u32,
+        /// Whether the client asked to drain.
+        drain: bool,
+        /// The connection to deliver to.
+        mailbox: Mailbox,
+    },
+    /// A receive link ended: deliver nothing more to it (its locks stay until they expire).
+    Detach(ReceiverKey),
+    /// Messages handed to a link that could not be sent: unlock them without counting.
+    Release(Vec<LockToken>),
+}
+
+/// What a connection task is told.
+#[derive(Debug)]
+pub(crate) enum ConnectionCommand {
+    /// Send this message on a receive link.
+    Deliver {
+        /// The link.
+        link: LinkId,
+        /// The message and its lock.
+        delivery: Box<Delivery>,
+        /// Whether it goes out settled (receive-and-delete).
+        mode: ReceiveMode,
+    },
+    /// The entity has nothing more for a draining link: end the drain.
+    DrainDone(LinkId),
+    /// A send was stored (or failed): settle the transfer.
+    SendOutcome {
+        /// The sender link.
+        link: LinkId,
+        /// The transfer.
+        delivery_id: DeliveryId,
+        /// Stored, or why not.
+        result: Result<(), BrokerError>,
+    },
+    /// A settlement was applied (or failed): echo it.
+    SettleEcho {
+        /// The receive link.
+        link: LinkId,
+        /// The delivery.
+        delivery_id: DeliveryId,
+        /// The state the client sent.
+        state: DeliveryState,
+        /// Applied, or why not.
+        result: Result<(), BrokerError>,
+    },
+    /// A request/response operation finished: answer it.
+    Respond {
+        /// The link the request came on.
+        request_link: LinkId,
+        /// The request.
+        request: Box<Request>,
+        /// The entity path it concerned, for error texts.
+        entity: String,
+        /// The outcome.
+        result: Result<OperationResult, BrokerError>,
+    },
+}
+
+/// A connection's command channel, usable from any thread without blocking: when the channel is
+/// full the command is sent from a spawned task instead of being dropped.
+#[derive(Clone, Debug)]
+pub(crate) struct Mailbox {
+    pub(crate) sender: mpsc::Sender<ConnectionCommand>,
+    runtime: Handle,
+}
+
+impl Mailbox {
+    /// A mailbox for `sender`; must be created inside the tokio runtime.
+    pub(crate) fn new(sender: mpsc::Sender<ConnectionCommand>) -> Self {
+        Self {
+            sender,
+            runtime: Handle::current(),
+        }
+    }
+
+    /// Posts a command; a connection that has gone away is not an error.
+    pub(crate) fn post(&self, command: ConnectionCommand) {
+        match self.sender.try_send(command) {
+            Ok(()) | Err(TrySendError::Closed(_)) => {}
+            Err(TrySendError::Full(command)) => {
+                let sender = self.sender.clone();
+                self.runtime.spawn(async move {
+                    let _ = sender.send(command).await;
+                });
+            }
+        }
+    }
+}
+
+/// Posts to an entity inbox; a full inbox is waited on in a spawned task so that commands are
+/// never lost (the link credit and request pipelining of the clients bound how many wait).
+pub(crate) fn post_entity(inbox: &mpsc::Sender<EntityCommand>, command: EntityCommand) {
+    match inbox.try_send(command) {
+        Ok(()) | Err(TrySendError::Closed(_)) => {}
+        Err(TrySendError::Full(command)) => {
+            let inbox = inbox.clone();
+            tokio::spawn(async move {
+                let _ = inbox.send(command).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The broker runtime: the entity tasks, the connection handlers on the amqp driver, and the
+//! start-up (recovery, stable entity ids) and shutdown (close connections, finish syncs) that
+//! tie them to one `busbar_store::GroupCommit`.
+
+mod clock;
+mod connection;
+mod entity_task;
+mod inbound;
+mod mailbox;
+mod management;
+mod outbound;
+mod registry;
+mod request;
+mod rules;
+mod sections;
+mod settlement;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use busbar_amqp::driver::{DriverConfig, Shutdown, serve};
+use busbar_amqp::engine::ConnectionConfig;
+use busbar_core::CoreError;
+use busbar_store::{GroupCommit, GroupCommitOptions, Storage, StoreError};
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+pub use clock::Clock;
+
+use crate::auth::SasKeys;
+use crate::config::Config;
+use connection::BrokerConnection;
+use entity_task::EntityTask;
+use mailbox::Mailbox;
+use registry::Registry;
+
+/// Service Bus's message size limit (Standard tier, and the emulator's).
+pub const MAX_MESSAGE_SIZE: u64 = 256 * 1024;
+/// Commands an entity inbox holds before senders wait.
+const ENTITY_INBOX: usize = 1_024;
+/// Commands a connection's channel holds before entity tasks hold deliveries back.
+const CONNECTION_CHANNEL: usize = 1_024;
+
+/// Why the broker could not start or stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The store failed (recovery, the writer thread, or persisting entity ids).
+    #[error("storage failed: {0}")]
+    Store(#[from] StoreError),
+    /// What the store returned for an entity cannot be restored.
+    #[error("entity {entity}: stored data cannot be restored: {source}")]
+    Restore {
+        /// The entity's path.
+        entity: String,
+        /// The core's complaint.
+        source: CoreError,
+    },
+    /// Serving connections failed.
+    #[error("listener failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// The store's writer thread panicked.
+    #[error("the storage writer thread panicked")]
+    WriterPanicked,
+}
+
+/// What every connection handler shares: read-only after start-up.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) registry: Registry,
+    pub(crate) keys: SasKeys,
+    pub(crate) namespace: String,
+    pub(crate) clock: Clock,
+    pub(crate) max_message_size: u64,
+}
+
+/// Runs the broker for `config` on `listener` until `stop` resolves, then closes every
+/// connection with `amqp:connection:forced`, lets the entity tasks submit what they hold, waits
+/// for the last sync and returns the storage.
+///
+/// At start-up every entity is restored from what `storage` recovers; entity ids are kept in the
+/// store, so a restart maps the same names to the same ids.
+pub async fn run<S, F>(
+    config: &Config,
+    mut storage: S,
+    listener: TcpListener,
+    stop: F,
+) -> Result<S, RuntimeError>
+where
+    S: Storage + 'static,
+    F: Future<Output = ()>,
+{
+    let clock = Clock::anchored_now();
+    let recovered = storage.recover()?;
+    let (registry, specs, id_records) =
+        registry::build(&config.namespace, &recovered, ENTITY_INBOX);
+    let now = clock.now();
+    let mut entities = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let seed = uuid::Uuid::new_v4().as_u128();
+        let entity = registry::restore_entity(&spec, &recovered, seed, now).map_err(|source| {
+            RuntimeError::Restore {
+                entity: spec.path.clone(),
+                source,
+            }
+        })?;
+        entities.push((spec, entity));
+    }
+    drop(recovered);
+    let writer = GroupCommit::spawn(storage, GroupCommitOptions::default())?;
+    let store = writer.handle();
+    if !id_records.is_empty() {
+        let (done, durable) = std::sync::mpsc::channel();
+        store.submit(
+            id_records,
+            Box::new(move |outcome| {
+                let _ = done.send(outcome);
+            }),
+        );
+        let outcome = tokio::task::block_in_place(|| durable.recv());
+        outcome.unwrap_or(Err(StoreError::Closed))?;
+    }
+    let mut tasks = JoinSet::new();
+    for (spec, entity) in entities {
+        let task = EntityTask::new(entity, spec.id, clock, store.clone());
+        tasks.spawn(task.run(spec.inbox));
+    }
+    let shared = Arc::new(Shared {
+        registry,
+        keys: SasKeys::emulator(),
+        namespace: config.namespace.name.clone(),
+        clock,
+        max_message_size: MAX_MESSAGE_SIZE,
+    });
+    let served = serve_until(listener, shared, stop).await;
+    // Every entity inbox sender lived in the registry and the connection handlers, all gone
+    // now: the tasks submit their last records and end.
+    while tasks.join_next().await.is_some() {}
+    drop(store);
+    let storage = tokio::task::spawn_blocking(move || writer.shutdown())
+        .await
+        .map_err(|_| RuntimeError::WriterPanicked)?
+        .map_err(|_| RuntimeError::WriterPanicked)?;
+    served?;
+    Ok(storage)
+}
+
+async fn serve_until<F: Future<Output = ()>>(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    stop: F,
+) -> Result<(), RuntimeError> {
+    let (shutdown, signal) = Shutdown::new();
+    let driver = DriverConfig {
+        engine: ConnectionConfig {
+            container_id: "busbar".to_owned(),
+            ..ConnectionConfig::default()
+        },
+        command_capacity: CONNECTION_CHANNEL,
+    };
+    let next_id = AtomicU64::new(1);
+    let server = tokio::spawn(serve(
+        listener,
+        driver,
+        move |peer, sender| {
+            let id = next_id.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(connection = id, %peer, "connection accepted");
+            BrokerConnection::new(Arc::clone(&shared), id, Mailbox::new(sender))
+        },
+        signal,
+    ));
+    tokio::pin!(server);
+    tokio::select! {
+        () = stop => {
+            tracing::info!("shutting down: closing connections");
+            shutdown.trigger();
+            server.await.map_err(|error| std::io::Error::other(error.to_string()))??;
+        }
+        finished = &mut server => {
+            finished.map_err(|error| std::io::Error::other(error.to_string()))??;
+        }
+    }
+    Ok(())
+}

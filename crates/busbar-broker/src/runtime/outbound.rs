@@ -1,0 +1,253 @@
+//! Messages the broker hands out (receive-link deliveries, peek and receive-by-sequence-number
+//! results): the stored message with a new header (delivery-count, TTL) and the broker-owned
+//! message annotations in the exact AMQP types of servicebus-amqp.md §4.4; dead-letter reasons
+//! and modified properties go into the application-properties.
+
+use busbar_amqp::DecodeError;
+use busbar_amqp::message::{ApplicationProperties, Message};
+use busbar_amqp::performatives::Milliseconds;
+use busbar_amqp::types::{Timestamp as AmqpTimestamp, Uuid, Value};
+use busbar_core::{Delivery, LockToken, Properties, Timestamp};
+use bytes::{Bytes, BytesMut};
+
+use super::inbound::SCHEDULED_ENQUEUE_TIME;
+use super::sections::Sections;
+
+const SEQUENCE_NUMBER: &str = "x-opt-sequence-number";
+const ENQUEUED_TIME: &str = "x-opt-enqueued-time";
+const LOCKED_UNTIL: &str = "x-opt-locked-until";
+const MESSAGE_STATE: &str = "x-opt-message-state";
+const LOCK_TOKEN: &str = "x-opt-lock-token";
+/// Annotations only the broker may set; whatever a client sent under these names is dropped.
+const BROKER_OWNED: [&str; 7] = [
+    SEQUENCE_NUMBER,
+    ENQUEUED_TIME,
+    LOCKED_UNTIL,
+    MESSAGE_STATE,
+    LOCK_TOKEN,
+    "x-opt-enqueue-sequence-number",
+    "x-opt-deadletter-source",
+];
+const DEAD_LETTER_REASON: &str = "DeadLetterReason";
+const DEAD_LETTER_DESCRIPTION: &str = "DeadLetterErrorDescription";
+
+/// The delivery tag of a peek-locked message: its lock token in .NET `Guid.ToByteArray()` order
+/// (first three fields little-endian), which is how every SDK reads it back.
+pub(crate) fn lock_tag(token: &LockToken) -> Bytes {
+    Bytes::copy_from_slice(&dotnet_guid_bytes(token.as_bytes()))
+}
+
+/// Swaps between RFC 4122 and .NET byte order (the swap is its own inverse).
+pub(crate) fn dotnet_guid_bytes(bytes: &[u8; 16]) -> [u8; 16] {
+    let mut out = *bytes;
+    out[0..4].reverse();
+    out[4..6].reverse();
+    out[6..8].reverse();
+    out
+}
+
+/// The message as the client receives it.
+pub(crate) fn delivered_message(delivery: &Delivery) -> Result<Message, DecodeError> {
+    let stored = Message::from_bytes(delivery.payload.clone());
+    let message = if delivery.dead_letter.is_some() || !delivery.properties.is_empty() {
+        with_application_properties(&stored, delivery)?
+    } else {
+        stored
+    };
+    let mut header = message.header()?.unwrap_or_default();
+    header.delivery_count = delivery.delivery_count;
+    header.ttl = delivery
+        .time_to_live
+        .and_then(|ttl| u32::try_from(ttl.as_millis()).ok())
+        .map(Milliseconds);
+    let mut annotations = message.message_annotations()?.unwrap_or_default();
+    annotations
+        .0
+        .retain(|(key, _)| !BROKER_OWNED.iter().any(|owned| key.is_key(owned)));
+    annotations.set(SEQUENCE_NUMBER, Value::Long(delivery.sequence.value()));
+    annotations.set(ENQUEUED_TIME, timestamp(delivery.enqueued_time));
+    annotations.set(MESSAGE_STATE, Value::Int(delivery.state.annotation_value()));
+    if let Some(at) = delivery.scheduled_enqueue_time {
+        annotations.set(SCHEDULED_ENQUEUE_TIME, timestamp(at));
+    }
+    if let Some(lock) = &delivery.lock {
+        annotations.set(LOCKED_UNTIL, timestamp(lock.locked_until));
+        annotations.set(LOCK_TOKEN, Value::Uuid(Uuid(*lock.token.as_bytes())));
+    }
+    message.rewrite(Some(&header), Some(&annotations))
+}
+
+/// Properties to modify (from `modified` annotations, `rejected` info or `$management`), as the
+/// core keeps them: AMQP-encoded values by key.
+pub(crate) fn properties_to_modify<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a Value)>,
+) -> Properties {
+    entries
+        .into_iter()
+        .map(|(key, value)| {
+            let mut encoded = BytesMut::new();
+            value.encode(&mut encoded);
+            (key.to_owned(), encoded.freeze())
+        })
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into()
+}
+
+fn timestamp(at: Timestamp) -> Value {
+    Value::Timestamp(AmqpTimestamp(at.as_millis()))
+}
+
+fn with_application_properties(
+    message: &Message,
+    delivery: &Delivery,
+) -> Result<Message, DecodeError> {
+    let mut sections = Sections::decode(message)?;
+    let mut properties = sections.application_properties.take().unwrap_or_default();
+    for (key, encoded) in delivery.properties.as_map() {
+        set(&mut properties, key, Value::decode(&mut encoded.clone())?);
+    }
+    if let Some(info) = &delivery.dead_letter {
+        for (key, text) in [
+            (DEAD_LETTER_REASON, &info.reason),
+            (DEAD_LETTER_DESCRIPTION, &info.description),
+        ] {
+            if let Some(text) = text {
+                set(&mut properties, key, Value::String(text.clone()));
+            }
+        }
+    }
+    sections.application_properties = Some(properties);
+    Ok(sections.encode())
+}
+
+fn set(properties: &mut ApplicationProperties, key: &str, value: Value) {
+    match properties.0.iter_mut().find(|(k, _)| k == key) {
+        Some(entry) => entry.1 = value,
+        None => properties.push(key, value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use busbar_amqp::message::{MessageBuilder, Properties as AmqpProperties};
+    use busbar_amqp::types::Annotations;
+    use busbar_core::{DeadLetterInfo, DeliveryLock, MessageState, SequenceNumber};
+    use std::time::Duration;
+
+    fn annotations_of(message: &Message) -> Annotations {
+        message.message_annotations().unwrap().unwrap()
+    }
+
+    fn delivery(payload: Bytes) -> Delivery {
+        Delivery {
+            sequence: SequenceNumber(7),
+            payload,
+            message_id: None,
+            session_id: None,
+            delivery_count: 2,
+            enqueued_time: Timestamp(1_000),
+            time_to_live: Some(Duration::from_secs(60)),
+            expires_at: Some(Timestamp(61_000)),
+            state: MessageState::Active,
+            scheduled_enqueue_time: None,
+            lock: Some(DeliveryLock {
+                token: LockToken::from_bytes([
+                    0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc,
+                    0xdd, 0xee, 0xff,
+                ]),
+                locked_until: Timestamp(31_000),
+            }),
+            dead_letter: None,
+            properties: Properties::new(),
+        }
+    }
+
+    fn sent() -> Message {
+        let mut annotations = Annotations::default();
+        annotations.set("user", Value::from("kept"));
+        // Python re-sends a received message with this one as a long: it must be replaced.
+        annotations.set(ENQUEUED_TIME, Value::Long(5));
+        annotations.set(LOCKED_UNTIL, Value::Long(5));
+        MessageBuilder::new()
+            .message_annotations(annotations)
+            .properties(AmqpProperties {
+                subject: Some("s".into()),
+                ..AmqpProperties::default()
+            })
+            .data(Bytes::from_static(b"body"))
+            .build()
+    }
+
+    #[test]
+    fn lock_tag_is_in_dotnet_byte_order() {
+        let token = delivery(Bytes::new()).lock.unwrap().token;
+        assert_eq!(
+            &lock_tag(&token)[..],
+            &[
+                0x33, 0x22, 0x11, 0x00, 0x55, 0x44, 0x77, 0x66, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd,
+                0xee, 0xff
+            ]
+        );
+    }
+
+    #[test]
+    fn broker_annotations_have_the_service_bus_types() {
+        let out = delivered_message(&delivery(sent().into_bytes())).unwrap();
+        let annotations = annotations_of(&out);
+        assert_eq!(annotations.get(SEQUENCE_NUMBER), Some(&Value::Long(7)));
+        assert_eq!(
+            annotations.get(ENQUEUED_TIME),
+            Some(&Value::Timestamp(AmqpTimestamp(1_000)))
+        );
+        assert_eq!(
+            annotations.get(LOCKED_UNTIL),
+            Some(&Value::Timestamp(AmqpTimestamp(31_000)))
+        );
+        assert_eq!(annotations.get(MESSAGE_STATE), Some(&Value::Int(0)));
+        assert!(matches!(annotations.get(LOCK_TOKEN), Some(Value::Uuid(_))));
+        assert_eq!(annotations.get("user"), Some(&Value::from("kept")));
+        let header = out.header().unwrap().unwrap();
+        assert_eq!(header.delivery_count, 2);
+        assert_eq!(header.ttl, Some(Milliseconds(60_000)));
+        assert_eq!(
+            out.properties().unwrap().unwrap().subject.as_deref(),
+            Some("s")
+        );
+        assert_eq!(
+            out.data_sections().unwrap(),
+            vec![Bytes::from_static(b"body")]
+        );
+    }
+
+    #[test]
+    fn peeked_messages_carry_no_lock() {
+        let mut peeked = delivery(sent().into_bytes());
+        peeked.lock = None;
+        let annotations = annotations_of(&delivered_message(&peeked).unwrap());
+        assert_eq!(annotations.get(LOCKED_UNTIL), None);
+        assert_eq!(annotations.get(LOCK_TOKEN), None);
+    }
+
+    #[test]
+    fn dead_letter_reason_and_modified_properties_become_application_properties() {
+        let mut dead = delivery(sent().into_bytes());
+        dead.dead_letter = Some(DeadLetterInfo {
+            reason: Some("bad".into()),
+            description: None,
+        });
+        dead.properties = properties_to_modify([("n", &Value::Int(3))]);
+        let out = delivered_message(&dead).unwrap();
+        let properties = out.application_properties().unwrap().unwrap();
+        assert_eq!(
+            properties.get(DEAD_LETTER_REASON),
+            Some(&Value::from("bad"))
+        );
+        assert_eq!(properties.get(DEAD_LETTER_DESCRIPTION), None);
+        assert_eq!(properties.get("n"), Some(&Value::Int(3)));
+        assert_eq!(
+            out.data_sections().unwrap(),
+            vec![Bytes::from_static(b"body")]
+        );
+    }
+}

@@ -1,0 +1,256 @@
+//! The entity registry: every queue and subscription with its task's inbox, topics as routers to
+//! their subscriptions, and the stable numeric id of each entity in the store (persisted as
+//! `Meta` records so a restart maps the same names to the same ids).
+
+use std::collections::{BTreeMap, HashMap};
+
+use busbar_core::{Entity, EntityConfig};
+use busbar_store::{EntityId, Record, Recovered};
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use super::mailbox::EntityCommand;
+use crate::address::EntityPath;
+use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig, RuleConfig};
+use crate::names::EntityName;
+
+/// The store entity under which the name → id map is kept (never a real entity).
+const REGISTRY_ENTITY: EntityId = EntityId(0);
+/// Prefix of the name → id metadata keys.
+const ID_KEY_PREFIX: &str = "entity-id:";
+
+/// A queue or subscription: where its commands go.
+#[derive(Clone, Debug)]
+pub(crate) struct EntityHandle {
+    /// The entity's path as configured (`queue.1`, `topic.1/Subscriptions/subscription.1`).
+    pub(crate) path: String,
+    /// Its task's inbox.
+    pub(crate) inbox: mpsc::Sender<EntityCommand>,
+}
+
+/// A topic: the subscriptions a sent message is copied to, with their rules.
+#[derive(Clone, Debug)]
+pub(crate) struct TopicRoute {
+    /// The topic's name as configured.
+    pub(crate) path: String,
+    /// Each subscription with its rules.
+    pub(crate) subscriptions: Vec<(Vec<RuleConfig>, EntityHandle)>,
+}
+
+/// What an entity path resolves to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Resolved<'a> {
+    /// A queue or subscription.
+    Entity(&'a EntityHandle),
+    /// A topic (send only).
+    Topic(&'a TopicRoute),
+}
+
+/// The entities of the namespace.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    queues: HashMap<EntityName, EntityHandle>,
+    topics: HashMap<EntityName, TopicRoute>,
+    subscriptions: HashMap<(EntityName, EntityName), EntityHandle>,
+}
+
+impl Registry {
+    /// The entity or topic a path names.
+    pub(crate) fn resolve(&self, path: &EntityPath) -> Option<Resolved<'_>> {
+        match path {
+            EntityPath::QueueOrTopic(name) => self
+                .queues
+                .get(name)
+                .map(Resolved::Entity)
+                .or_else(|| self.topics.get(name).map(Resolved::Topic)),
+            EntityPath::Subscription {
+                topic,
+                subscription,
+            } => self
+                .subscriptions
+                .get(&(topic.clone(), subscription.clone()))
+                .map(Resolved::Entity),
+        }
+    }
+}
+
+/// One entity to start: its store id, core configuration and inbox.
+pub(crate) struct EntitySpec {
+    pub(crate) path: String,
+    pub(crate) id: EntityId,
+    pub(crate) config: EntityConfig,
+    pub(crate) inbox: mpsc::Receiver<EntityCommand>,
+}
+
+/// The registry of `namespace`, the entities to start, and the metadata records that persist
+/// ids assigned for the first time.
+pub(crate) fn build(
+    namespace: &NamespaceConfig,
+    recovered: &Recovered,
+    inbox_capacity: usize,
+) -> (Registry, Vec<EntitySpec>, Vec<Record>) {
+    let mut ids = IdAssigner::new(recovered);
+    let mut registry = Registry::default();
+    let mut specs = Vec::new();
+    let mut open = |path: String, config: EntityConfig| {
+        let (sender, inbox) = mpsc::channel(inbox_capacity);
+        specs.push(EntitySpec {
+            path: path.clone(),
+            id: ids.id_of(&path),
+            config,
+            inbox,
+        });
+        EntityHandle {
+            path,
+            inbox: sender,
+        }
+    };
+    for queue in &namespace.queues {
+        let config = entity_config(&queue.delivery, Some(queue.duplicate_detection));
+        let handle = open(queue.name.to_string(), config);
+        registry.queues.insert(queue.name.clone(), handle);
+    }
+    for topic in &namespace.topics {
+        let mut route = TopicRoute {
+            path: topic.name.to_string(),
+            subscriptions: Vec::new(),
+        };
+        for subscription in &topic.subscriptions {
+            let path = format!("{}/Subscriptions/{}", topic.name, subscription.name);
+            let handle = open(path, entity_config(&subscription.delivery, None));
+            registry.subscriptions.insert(
+                (topic.name.clone(), subscription.name.clone()),
+                handle.clone(),
+            );
+            route
+                .subscriptions
+                .push((subscription.rules.clone(), handle));
+        }
+        registry.topics.insert(topic.name.clone(), route);
+    }
+    (registry, specs, ids.new_records)
+}
+
+/// The core configuration of a queue or subscription.
+fn entity_config(
+    delivery: &DeliverySettings,
+    duplicates: Option<DuplicateDetection>,
+) -> EntityConfig {
+    EntityConfig {
+        lock_duration: delivery.lock_duration,
+        max_delivery_count: delivery.max_delivery_count,
+        default_message_ttl: Some(delivery.default_message_time_to_live),
+        dead_lettering_on_message_expiration: delivery.dead_lettering_on_message_expiration,
+        duplicate_detection_window: duplicates
+            .filter(|d| d.enabled)
+            .map(|d| d.history_time_window),
+    }
+}
+
+/// Hands out ids: the persisted one for a known name, the next free one otherwise.
+struct IdAssigner {
+    known: BTreeMap<String, EntityId>,
+    next: u32,
+    new_records: Vec<Record>,
+}
+
+impl IdAssigner {
+    fn new(recovered: &Recovered) -> Self {
+        let known: BTreeMap<String, EntityId> = recovered
+            .meta
+            .iter()
+            .filter(|(key, _)| key.entity == REGISTRY_ENTITY)
+            .filter_map(|(key, value)| {
+                let name = std::str::from_utf8(&key.key)
+                    .ok()?
+                    .strip_prefix(ID_KEY_PREFIX)?;
+                let bytes: [u8; 4] = value.as_ref().try_into().ok()?;
+                Some((name.to_owned(), EntityId(u32::from_be_bytes(bytes))))
+            })
+            .collect();
+        let used = known.values().map(|id| id.0);
+        let next = used
+            .chain(recovered.high_water.keys().map(|id| id.0))
+            .max()
+            .unwrap_or(0)
+            + 1;
+        Self {
+            known,
+            next,
+            new_records: Vec::new(),
+        }
+    }
+
+    fn id_of(&mut self, path: &str) -> EntityId {
+        // Names are case-insensitive, so the key is the lower-case path.
+        let name = path.to_ascii_lowercase();
+        if let Some(id) = self.known.get(&name) {
+            return *id;
+        }
+        let id = EntityId(self.next);
+        self.next += 1;
+        self.new_records.push(Record::Meta {
+            entity: REGISTRY_ENTITY,
+            key: Bytes::from(format!("{ID_KEY_PREFIX}{name}")),
+            value: Some(Bytes::copy_from_slice(&id.0.to_be_bytes())),
+        });
+        self.known.insert(name, id);
+        id
+    }
+}
+
+/// The entity as the store left it (or empty); `seed` keys its lock tokens.
+pub(crate) fn restore_entity(
+    spec: &EntitySpec,
+    recovered: &Recovered,
+    seed: u128,
+    now: busbar_core::Timestamp,
+) -> Result<Entity, busbar_core::CoreError> {
+    let high_water = recovered.high_water.get(&spec.id).copied().unwrap_or(0);
+    let messages = recovered
+        .messages
+        .iter()
+        .filter(|(key, _)| key.entity == spec.id)
+        .map(|(key, stored)| (key.sequence, stored.message.clone(), stored.state.clone()));
+    Entity::restore(spec.config.clone(), seed, high_water, messages, now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use busbar_store::{MemoryStorage, Storage};
+
+    #[test]
+    fn ids_are_assigned_once_and_survive_a_restart() {
+        let namespace = Config::emulator_default().namespace;
+        let mut storage = MemoryStorage::new();
+        let recovered = storage.recover().unwrap();
+        let (registry, specs, records) = build(&namespace, &recovered, 4);
+        assert_eq!(records.len(), 2);
+        let first: Vec<EntityId> = specs.iter().map(|s| s.id).collect();
+        assert_eq!(first, [EntityId(1), EntityId(2)]);
+        assert!(
+            registry
+                .resolve(&EntityPath::QueueOrTopic("QUEUE.1".into()))
+                .is_some()
+        );
+        assert!(matches!(
+            registry.resolve(&EntityPath::QueueOrTopic("topic.1".into())),
+            Some(Resolved::Topic(route)) if route.subscriptions.len() == 1
+        ));
+        assert!(
+            registry
+                .resolve(&EntityPath::QueueOrTopic("nope".into()))
+                .is_none()
+        );
+
+        storage.append(&records).unwrap();
+        storage.sync().unwrap();
+        let mut restarted = storage.restart();
+        let recovered = restarted.recover().unwrap();
+        let (_, specs, records) = build(&namespace, &recovered, 4);
+        assert!(records.is_empty());
+        assert_eq!(specs.iter().map(|s| s.id).collect::<Vec<_>>(), first);
+    }
+}
