@@ -111,6 +111,14 @@ fn high_water_survives_removal_and_compaction<B: Backend>() {
         store.sync().unwrap();
         store.compact().unwrap();
     }
+    // Enough later writes that the segment holding the last insert is compacted away too.
+    for filler in 0..300 {
+        store
+            .append(&[meta("filler", Some(&format!("{filler:08}")))])
+            .unwrap();
+        store.sync().unwrap();
+        store.compact().unwrap();
+    }
     compact_fully(store);
     backend.restart();
     let recovered = backend.store().recover().unwrap();

@@ -4,10 +4,12 @@
 // The generic suite and helpers are plain functions called from `#[test]`s.
 #![allow(clippy::unwrap_used)]
 
+mod compaction;
 mod conformance;
 mod corruption;
 mod crash;
 mod faults;
 mod group_commit;
+mod model;
 mod support;
 mod torn_write;

@@ -4,8 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::collections::BTreeMap;
+
 use busbar_store::{
-    EntityId, FileOptions, FileStorage, MemoryStorage, MessageKey, Record, Storage,
+    EntityId, FileOptions, FileStorage, MemoryStorage, MessageKey, MetaKey, Record, Recovered,
+    Storage, StoredMessage,
 };
 use bytes::Bytes;
 
@@ -180,5 +183,52 @@ impl Rng {
 
     pub(crate) fn below(&mut self, bound: u64) -> u64 {
         self.next() % bound
+    }
+}
+
+/// What a correct store holds after a sequence of records, written independently of the
+/// crate's own replay code.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Model {
+    pub(crate) messages: BTreeMap<MessageKey, StoredMessage>,
+    pub(crate) meta: BTreeMap<MetaKey, Bytes>,
+    pub(crate) high_water: BTreeMap<EntityId, i64>,
+}
+
+impl Model {
+    pub(crate) fn apply(&mut self, record: &Record) {
+        match record.clone() {
+            Record::Insert {
+                key,
+                message,
+                state,
+            } => {
+                let mark = self.high_water.entry(key.entity).or_insert(key.sequence);
+                *mark = (*mark).max(key.sequence);
+                self.messages.insert(key, StoredMessage { message, state });
+            }
+            Record::Update { key, state } => {
+                if let Some(stored) = self.messages.get_mut(&key) {
+                    stored.state = state;
+                }
+            }
+            Record::Remove { key } => {
+                self.messages.remove(&key);
+            }
+            Record::Meta { entity, key, value } => {
+                let meta_key = MetaKey { entity, key };
+                match value {
+                    Some(value) => self.meta.insert(meta_key, value),
+                    None => self.meta.remove(&meta_key),
+                };
+            }
+        }
+    }
+
+    /// Whether `recovered` holds exactly this state.
+    pub(crate) fn matches(&self, recovered: &Recovered) -> bool {
+        self.messages == recovered.messages
+            && self.meta == recovered.meta
+            && self.high_water == recovered.high_water
     }
 }
