@@ -51,7 +51,9 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<SegmentId>, StoreError> {
 /// Reads a whole segment in one buffer, so recovery makes no per-record system calls.
 pub(crate) fn read_all(path: &Path) -> Result<Bytes, StoreError> {
     let mut file = File::open(path).map_err(|e| StoreError::io("open", path, e))?;
-    let mut data = Vec::new();
+    // Sized up front: growing a 64 MiB buffer by doubling would copy it several times.
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut data = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     file.read_to_end(&mut data)
         .map_err(|e| StoreError::io("read", path, e))?;
     Ok(Bytes::from(data))
