@@ -6,6 +6,9 @@ use tokio::time::Instant;
 
 use crate::engine::Millis;
 
+/// Stand-in for a deadline beyond what `Instant` can hold.
+const FAR_FUTURE: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
 /// Milliseconds since the Unix epoch that never go backwards (anchored to wall time at creation).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Clock {
@@ -32,6 +35,28 @@ impl Clock {
 
     /// The tokio instant at which the engine time `at` is reached.
     pub(crate) fn instant_at(&self, at: Millis) -> Instant {
-        self.anchor_instant + at.since(self.anchor_millis)
+        // A deadline too far away to represent (an enormous configured time-out) is "never" in
+        // practice: a day later is as good and cannot overflow.
+        self.anchor_instant
+            .checked_add(at.since(self.anchor_millis))
+            .unwrap_or_else(|| Instant::now() + FAR_FUTURE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn deadlines_map_to_instants_and_never_overflow() {
+        let clock = Clock::new();
+        let now = clock.now();
+        let in_a_second = clock.instant_at(now.after(Duration::from_secs(1)));
+        assert!(in_a_second > Instant::now());
+        assert!(in_a_second <= Instant::now() + Duration::from_secs(1));
+        assert!(clock.instant_at(Millis(u64::MAX)) > Instant::now());
+        assert!(clock.now() >= now);
     }
 }
