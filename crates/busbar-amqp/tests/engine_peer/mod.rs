@@ -7,14 +7,16 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 
 use busbar_amqp::engine::{
-    AttachReply, Connection, ConnectionConfig, Event, LinkId, Millis, SaslVerdict, SessionId,
+    AttachReply, Connection, ConnectionConfig, Event, LinkId, Millis, OutgoingDelivery,
+    SaslVerdict, SessionId,
 };
 use busbar_amqp::frame::{
     AmqpFrame, Frame, FrameDecoder, ProtocolHeader, encode_amqp_frame, encode_sasl_frame,
 };
 use busbar_amqp::performatives::{
-    Attach, Begin, Flow, Handle, Open, Performative, ReceiverSettleMode, Role, SaslFrame,
-    SenderSettleMode, SequenceNo, Source, Target, TransferNumber,
+    Attach, Begin, DeliveryNumber, End, Flow, Handle, MessageFormat, Open, Performative,
+    ReceiverSettleMode, Role, SaslFrame, SenderSettleMode, SequenceNo, Source, Target, Transfer,
+    TransferNumber,
 };
 
 /// Start of the virtual clock.
@@ -279,4 +281,57 @@ pub fn session_flow(next_incoming_id: u32, window: u32) -> Flow {
         echo: false,
         properties: None,
     }
+}
+
+/// An unsettled delivery with `tag` and `message`.
+pub fn delivery(tag: &[u8], message: Bytes) -> OutgoingDelivery {
+    OutgoingDelivery {
+        tag: Bytes::copy_from_slice(tag),
+        message,
+        message_format: MessageFormat::AMQP,
+        settled: false,
+    }
+}
+
+/// A client transfer frame on `handle`; `delivery_id` also sets a matching tag.
+pub fn transfer(handle: u32, delivery_id: Option<u32>, more: bool) -> Transfer {
+    let mut transfer = Transfer::new(Handle(handle));
+    transfer.delivery_id = delivery_id.map(DeliveryNumber);
+    transfer.delivery_tag = delivery_id.map(|id| Bytes::copy_from_slice(&id.to_be_bytes()));
+    transfer.more = more;
+    transfer
+}
+
+/// The next performative, which must be a flow.
+pub fn expect_flow(peer: &mut Peer) -> Flow {
+    match peer.recv_performative() {
+        Performative::Flow(flow) => flow,
+        other => panic!("expected flow, got {other:?}"),
+    }
+}
+
+/// The condition of the next performative, which must be an `end` with an error.
+pub fn expect_end_condition(peer: &mut Peer) -> String {
+    match peer.recv_performative() {
+        Performative::End(End { error: Some(error) }) => error.condition.as_str().to_owned(),
+        other => panic!("expected end with error, got {other:?}"),
+    }
+}
+
+/// An open connection with one session on channel 1 and the client receiving on handle 1.
+pub fn receiving_client() -> (Peer, LinkId) {
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 65536);
+    let link = peer.attach(1, 1, Role::Receiver, "q");
+    (peer, link)
+}
+
+/// An open connection with one session on channel 1 and the client sending on handle 1.
+pub fn sending_client(config: ConnectionConfig) -> (Peer, LinkId) {
+    let mut peer = Peer::new(config);
+    peer.open(65536, None);
+    peer.begin(1, 65536);
+    let link = peer.attach(1, 1, Role::Sender, "q");
+    (peer, link)
 }
