@@ -153,3 +153,50 @@ async fn pipelined_handshake_and_shutdown() {
         "the listener is gone"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_beyond_the_limit_wait_for_a_free_slot() {
+    use busbar_amqp::driver::DriverConfig;
+    let node = interop_node::start_with(DriverConfig {
+        engine: ConnectionConfig::default(),
+        command_capacity: 8,
+        max_connections: 1,
+    })
+    .await;
+    let mut first = TcpStream::connect(node.addr).await.unwrap();
+    first
+        .write_all(&ProtocolHeader::Amqp.to_bytes())
+        .await
+        .unwrap();
+    let mut header = [0u8; 8];
+    tokio::time::timeout(STEP, first.read_exact(&mut header))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(header, ProtocolHeader::Amqp.to_bytes());
+
+    // The second client is in the backlog: its header is not answered while the first is served.
+    let mut second = TcpStream::connect(node.addr).await.unwrap();
+    second
+        .write_all(&ProtocolHeader::Amqp.to_bytes())
+        .await
+        .unwrap();
+    let mut early = [0u8; 8];
+    assert!(
+        matches!(second.try_read(&mut early), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    );
+
+    drop(first);
+    tokio::time::timeout(STEP, second.read_exact(&mut header))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(header, ProtocolHeader::Amqp.to_bytes());
+    node.shutdown.trigger();
+    drop(second);
+    tokio::time::timeout(STEP, node.task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}

@@ -42,6 +42,8 @@ pub struct DriverConfig {
     pub engine: ConnectionConfig,
     /// Capacity of each connection's command channel.
     pub command_capacity: usize,
+    /// Connections served at once; further clients wait in the listen backlog.
+    pub max_connections: usize,
 }
 
 impl Default for DriverConfig {
@@ -49,6 +51,7 @@ impl Default for DriverConfig {
         Self {
             engine: ConnectionConfig::default(),
             command_capacity: 256,
+            max_connections: 10_000,
         }
     }
 }

@@ -11,7 +11,8 @@ use super::{ConnectionHandler, DriverConfig, ShutdownSignal, run_connection};
 /// Accepts connections on `listener` and runs each in its own task with a handler from
 /// `make_handler(peer address, sender of the connection's command channel)`.
 ///
-/// When `shutdown` fires, stops accepting, closes every connection with
+/// At most `config.max_connections` are served at once; later clients wait in the listen
+/// backlog until one ends. When `shutdown` fires, stops accepting, closes every connection with
 /// `amqp:connection:forced` and returns once all of them have ended.
 pub async fn serve<H, F>(
     listener: TcpListener,
@@ -26,7 +27,7 @@ where
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
-            accepted = listener.accept() => {
+            accepted = listener.accept(), if connections.len() < config.max_connections => {
                 let (stream, peer) = match accepted {
                     Ok(accepted) => accepted,
                     // Per-connection failures (reset before accept, fd exhaustion) must not end

@@ -216,15 +216,21 @@ impl ConnectionHandler for Handler {
 
 /// Starts a node on a loopback port with the given engine configuration.
 pub async fn start(engine: ConnectionConfig) -> Node {
+    start_with(DriverConfig {
+        engine,
+        command_capacity: 64,
+        max_connections: 100,
+    })
+    .await
+}
+
+/// Starts a node on a loopback port with the given driver configuration.
+pub async fn start_with(config: DriverConfig) -> Node {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let store = Arc::new(Mutex::new(Store::default()));
     let stats = Arc::new(Stats::default());
     let (shutdown, signal) = Shutdown::new();
-    let config = DriverConfig {
-        engine,
-        command_capacity: 64,
-    };
     let handler_stats = stats.clone();
     let task = tokio::spawn(serve(
         listener,
