@@ -54,6 +54,12 @@ pub enum StoreError {
         /// The failure that poisoned the store.
         cause: Arc<StoreError>,
     },
+    /// Another `FileStorage` (in this or another process) has the directory open.
+    #[error("journal directory {dir} is already in use by another store")]
+    InUse {
+        /// The journal directory.
+        dir: PathBuf,
+    },
     /// A failure injected through `MemoryStorage`'s fault switches.
     #[error("injected fault: {0}")]
     InjectedFault(&'static str),

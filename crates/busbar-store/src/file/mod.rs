@@ -60,6 +60,8 @@ impl Default for FileOptions {
 /// copy and delete leaves both copies, and the later one wins on recovery.
 #[derive(Debug)]
 pub struct FileStorage {
+    /// Held open for its exclusive lock: two writers on one journal would corrupt it.
+    _lock: File,
     dir: PathBuf,
     options: FileOptions,
     /// Every segment on disk, oldest first; the last one is the head.
@@ -94,6 +96,7 @@ impl FileStorage {
     pub fn open(dir: impl AsRef<Path>, options: FileOptions) -> Result<FileStorage, StoreError> {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir).map_err(|e| StoreError::io("create directory", &dir, e))?;
+        let lock = segment::lock_dir(&dir)?;
         let mut recovered = Recovered::default();
         let mut index = LiveIndex::default();
         let scan = scan::scan(&dir, ScanMode::Repair, |_, location, entry| {
@@ -127,6 +130,7 @@ impl FileStorage {
             }
         };
         Ok(FileStorage {
+            _lock: lock,
             dir,
             options,
             segments,

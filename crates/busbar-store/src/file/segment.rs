@@ -11,6 +11,7 @@ use crate::file::format;
 use crate::record::Lsn;
 
 const SUFFIX: &str = ".seg";
+const LOCK_FILE: &str = "LOCK";
 
 /// Orders segments: a newer segment has a larger id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -99,6 +100,25 @@ pub(crate) fn remove(dir: &Path, id: SegmentId) -> Result<(), StoreError> {
     let path = id.path_in(dir);
     fs::remove_file(&path).map_err(|e| StoreError::io("delete", &path, e))?;
     sync_dir(dir)
+}
+
+/// Takes the directory's exclusive lock (released when the returned file is closed, including
+/// by the process dying), so that only one store writes a journal.
+pub(crate) fn lock_dir(dir: &Path) -> Result<File, StoreError> {
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StoreError::io("open", &path, e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::InUse {
+            dir: dir.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(StoreError::io("lock", &path, e)),
+    }
 }
 
 /// Makes creations, renames and deletions in `dir` durable.

@@ -1,25 +1,16 @@
 //! `FileStorage` compaction: disk use follows the live backlog, and a crash between the
 //! rewrite and the deletion of a segment recovers the same state.
 
-use std::path::PathBuf;
-
 use busbar_store::{FileOptions, FileStorage, Storage};
 
-use crate::support::{ENTITY, TestDir, compact_fully, insert, key, meta, remove, update};
+use crate::support::{
+    ENTITY, TestDir, compact_fully, insert, key, meta, remove, segment_files, update,
+};
 
 const OPTIONS: FileOptions = FileOptions {
     segment_size: 64 * 1024,
     compact_dead_percent: 50,
 };
-
-fn segment_files(dir: &TestDir) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    paths.sort();
-    paths
-}
 
 /// 1000 messages of 1 KiB with updates and metadata, then all but every 100th removed.
 fn fill_then_settle(store: &mut FileStorage) {
@@ -55,7 +46,7 @@ fn disk_use_follows_the_live_backlog() {
         after < 3 * OPTIONS.segment_size,
         "{after} bytes after compaction"
     );
-    assert_eq!(segment_files(&dir).len(), store.segment_count());
+    assert_eq!(segment_files(dir.path()).len(), store.segment_count());
     let expected = store.recover().unwrap();
     drop(store);
     let mut reopened = FileStorage::open(dir.path(), OPTIONS).unwrap();
@@ -76,7 +67,7 @@ fn crash_between_rewrite_and_delete_recovers_the_same_state() {
     let mut steps = 0;
     loop {
         // Keep a copy of the oldest segment: the step deletes it after rewriting.
-        let oldest = segment_files(&dir)[0].clone();
+        let oldest = segment_files(dir.path())[0].clone();
         let saved = std::fs::read(&oldest).unwrap();
         let report = store.compact().unwrap();
         if !report.did_work() {
@@ -85,7 +76,7 @@ fn crash_between_rewrite_and_delete_recovers_the_same_state() {
         steps += 1;
         // As if the deletion never reached the disk.
         let survivor = TestDir::new("compact-crash-copy");
-        for path in segment_files(&dir) {
+        for path in segment_files(dir.path()) {
             std::fs::copy(&path, survivor.path().join(path.file_name().unwrap())).unwrap();
         }
         if !oldest.exists() {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use busbar_store::{FileOptions, FileStorage, Storage, StoreError};
 
-use crate::support::{TestDir, insert, update};
+use crate::support::{TestDir, insert, segment_files, update};
 
 const SMALL: FileOptions = FileOptions {
     segment_size: 1024,
@@ -22,12 +22,7 @@ fn several_segments(dir: &TestDir) -> Vec<PathBuf> {
     }
     assert!(store.segment_count() >= 3);
     drop(store);
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    paths.sort();
-    paths
+    segment_files(dir.path())
 }
 
 fn flip_byte(path: &PathBuf, offset: usize) {
@@ -78,6 +73,18 @@ fn missing_middle_segment_is_corruption() {
         Err(StoreError::Corrupt { file, .. }) => assert_eq!(file, segments[2]),
         other => panic!("expected corruption, got {other:?}"),
     }
+}
+
+#[test]
+fn a_second_store_on_the_same_directory_is_refused() {
+    let dir = TestDir::new("corrupt-in-use");
+    let first = FileStorage::open(dir.path(), SMALL).unwrap();
+    match FileStorage::open(dir.path(), SMALL) {
+        Err(StoreError::InUse { dir: in_use }) => assert_eq!(in_use, dir.path()),
+        other => panic!("expected InUse, got {other:?}"),
+    }
+    drop(first);
+    FileStorage::open(dir.path(), SMALL).unwrap();
 }
 
 #[test]

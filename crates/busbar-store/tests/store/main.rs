@@ -7,7 +7,6 @@
 mod compaction;
 mod conformance;
 mod corruption;
-mod crash;
 mod faults;
 mod group_commit;
 mod model;

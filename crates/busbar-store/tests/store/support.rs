@@ -159,33 +159,6 @@ pub(crate) fn compact_fully<S: Storage>(store: &mut S) {
     panic!("compaction never finished");
 }
 
-/// A small deterministic generator (xorshift64*), so tests need no extra crate.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-
-    pub(crate) fn seed_from_clock() -> u64 {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64);
-        nanos ^ u64::from(std::process::id()) << 32
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub(crate) fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}
-
 /// What a correct store holds after a sequence of records, written independently of the
 /// crate's own replay code.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -231,4 +204,15 @@ impl Model {
             && self.meta == recovered.meta
             && self.high_water == recovered.high_water
     }
+}
+
+/// The segment files of a journal directory, oldest first.
+pub(crate) fn segment_files(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "seg"))
+        .collect();
+    paths.sort();
+    paths
 }

@@ -4,13 +4,10 @@
 use busbar_store::{FileOptions, FileStorage, Record, Recovered, Storage};
 use bytes::Bytes;
 
-use crate::support::{TestDir, insert, key, meta, remove, update};
+use crate::support::{TestDir, insert, key, meta, remove, segment_files, update};
 
 fn only_segment(dir: &std::path::Path) -> std::path::PathBuf {
-    let mut segments: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
+    let mut segments = segment_files(dir);
     assert_eq!(segments.len(), 1, "{segments:?}");
     segments.pop().unwrap()
 }

@@ -3,7 +3,17 @@
 //! durable is there and nothing that was never written appears.
 //!
 //! The child is this test binary re-executed with `BUSBAR_STORE_CRASH_CHILD` naming the
-//! directory; without it `crash_child_writer` does nothing.
+//! directory; without it `crash_child_writer` does nothing. It is a binary of its own because a
+//! process that forks while another test thread reopens a journal could briefly hold that
+//! journal's lock in the forked child.
+
+// The test helpers are plain functions called from `#[test]`s.
+#![allow(clippy::unwrap_used)]
+
+// Shared with the main test binary, which uses the helpers this one does not.
+#[allow(dead_code)]
+#[path = "store/support.rs"]
+mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -12,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use busbar_store::{FileOptions, FileStorage, Record, Storage};
 
-use crate::support::{ENTITY, Model, Rng, TestDir, insert, key, meta, remove, update};
+use crate::support::{ENTITY, Model, TestDir, insert, key, meta, remove, update};
 
 const CHILD_ENV: &str = "BUSBAR_STORE_CRASH_CHILD";
 const OPTIONS: FileOptions = FileOptions {
@@ -123,7 +133,7 @@ fn sigkill_at_random_points_loses_nothing_durable() {
         iterations += 1;
         let mut child = Command::new(&exe)
             .args([
-                "crash::crash_child_writer",
+                "crash_child_writer",
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",
@@ -139,7 +149,8 @@ fn sigkill_at_random_points_loses_nothing_durable() {
         let mut seen = 0;
         for line in BufReader::new(stdout).lines() {
             let line = line.unwrap();
-            if let Some(step) = line.strip_prefix("durable ") {
+            // The first report shares its line with libtest's "test ... " prefix.
+            if let Some((_, step)) = line.split_once("durable ") {
                 durable = step.parse().unwrap();
                 seen += 1;
                 if seen > kill_after {
@@ -155,4 +166,32 @@ fn sigkill_at_random_points_loses_nothing_durable() {
         durable_so_far > 0,
         "seed {seed}: the child never made progress"
     );
+    eprintln!("{iterations} kills, last durable step {durable_so_far}, seed {seed}");
+}
+
+/// A small deterministic generator (xorshift64*), so tests need no extra crate.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    fn seed_from_clock() -> u64 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        nanos ^ u64::from(std::process::id()) << 32
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
 }
