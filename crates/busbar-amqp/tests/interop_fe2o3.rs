@@ -84,3 +84,60 @@ async fn fe2o3_sends_and_receives_through_the_node() {
     node.shutdown.trigger();
     step(node.task).await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fe2o3_with_plain_and_a_session_per_link() {
+    // JS and .NET open a session per link; PLAIN carries credentials to the application.
+    let node = interop_node::start(ConnectionConfig::default()).await;
+    let url = format!("amqp://{}", node.addr);
+    let mut connection = step(
+        Connection::builder()
+            .container_id("fe2o3-plain")
+            .sasl_profile(SaslProfile::Plain {
+                username: "alice".into(),
+                password: "secret".into(),
+            })
+            .open(url.as_str()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(node.stats.plain_logins.load(Ordering::Relaxed), 1);
+    let mut sessions = Vec::new();
+    for _ in 0..4 {
+        sessions.push(step(Session::begin(&mut connection)).await.unwrap());
+    }
+    let mut senders = Vec::new();
+    for (i, session) in sessions[..2].iter_mut().enumerate() {
+        senders.push(
+            step(Sender::attach(session, format!("s{i}"), "multi"))
+                .await
+                .unwrap(),
+        );
+    }
+    let mut receiver = step(Receiver::attach(&mut sessions[2], "r", "multi"))
+        .await
+        .unwrap();
+    for (i, sender) in senders.iter_mut().enumerate() {
+        step(sender.send(format!("from session {i}")))
+            .await
+            .unwrap();
+    }
+    let mut bodies = Vec::new();
+    for _ in 0..2 {
+        let delivery = step(receiver.recv::<String>()).await.unwrap();
+        bodies.push(delivery.body().clone());
+        step(receiver.accept(&delivery)).await.unwrap();
+    }
+    bodies.sort();
+    assert_eq!(bodies, ["from session 0", "from session 1"]);
+    // Ending one session leaves the others working.
+    let mut idle = sessions.pop().unwrap();
+    step(idle.end()).await.unwrap();
+    step(senders[0].send("after end".to_owned())).await.unwrap();
+    let delivery = step(receiver.recv::<String>()).await.unwrap();
+    assert_eq!(delivery.body(), "after end");
+    step(receiver.accept(&delivery)).await.unwrap();
+    step(connection.close()).await.unwrap();
+    node.shutdown.trigger();
+    step(node.task).await.unwrap().unwrap();
+}

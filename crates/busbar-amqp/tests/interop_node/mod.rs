@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use busbar_amqp::driver::{ConnectionHandler, DriverConfig, Shutdown, serve};
 use busbar_amqp::engine::{
     AttachReply, Connection, ConnectionConfig, EngineError, Event, LinkId, Millis,
-    OutgoingDelivery, SaslVerdict,
+    OutgoingDelivery, SaslCredentials, SaslVerdict,
 };
 use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat, Role};
 
@@ -32,6 +32,7 @@ pub struct Stats {
     pub connections_closed: AtomicUsize,
     pub drains_answered: AtomicUsize,
     pub messages_stored: AtomicUsize,
+    pub plain_logins: AtomicUsize,
 }
 
 /// Asks a connection to deliver what is queued for an address.
@@ -112,7 +113,19 @@ impl ConnectionHandler for Handler {
 
     fn on_event(&mut self, event: Event, conn: &mut Connection, _now: Millis) {
         match event {
-            Event::SaslInit { .. } => conn.sasl_outcome(SaslVerdict::Ok),
+            Event::SaslInit { credentials, .. } => {
+                if let SaslCredentials::Plain {
+                    username, password, ..
+                } = credentials
+                {
+                    if (username.as_str(), password.as_str()) != ("alice", "secret") {
+                        conn.sasl_outcome(SaslVerdict::AuthFailed);
+                        return;
+                    }
+                    self.stats.plain_logins.fetch_add(1, Ordering::Relaxed);
+                }
+                conn.sasl_outcome(SaslVerdict::Ok);
+            }
             Event::AttachRequested(request) => {
                 let address = match request.role {
                     Role::Sender => request.target.as_ref().and_then(|t| t.address_str()),
