@@ -45,6 +45,7 @@ QUEUES = {
     "q-max-delivery": {"LockDuration": "PT5S", "MaxDeliveryCount": 3},
     "q-max-delivery-expiry": {"LockDuration": "PT5S", "MaxDeliveryCount": 2},
     "q-schedule": {},
+    "q-schedule-on-send": {},
     "q-cancel-schedule": {},
     "q-dedup": {
         "RequiresDuplicateDetection": True,
@@ -56,6 +57,10 @@ QUEUES = {
         "DeadLetteringOnMessageExpiration": True,
     },
     "q-ttl-drop": {"DefaultMessageTimeToLive": "PT2S"},
+    "q-message-ttl": {"DeadLetteringOnMessageExpiration": True},
+    "q-large": {},
+    "q-binary": {},
+    "q-volume": {},
     "q-oversize": {},
     "q-auth": {},
     "q-restart": {},

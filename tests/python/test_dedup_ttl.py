@@ -47,6 +47,20 @@ def test_expired_message_is_dead_lettered_when_the_queue_asks_for_it(client):
     assert peek_all(client, "q-ttl-dead-letter") == []
 
 
+def test_a_message_time_to_live_shorter_than_the_queue_default_applies(client):
+    # The queue keeps messages an hour by default; this one asks for two seconds.
+    with client.get_queue_sender("q-message-ttl") as sender:
+        sender.send_messages(
+            ServiceBusMessage("brief", time_to_live=datetime.timedelta(seconds=2))
+        )
+    with client.get_queue_receiver("q-message-ttl", sub_queue=DLQ) as dlq_receiver:
+        dead = receive_one(dlq_receiver)
+        assert body_text(dead) == "brief"
+        assert dead.dead_letter_reason == "TTLExpiredException"
+        dlq_receiver.complete_message(dead)
+    assert peek_all(client, "q-message-ttl") == []
+
+
 def test_expired_message_is_dropped_and_never_delivered(client):
     # DefaultMessageTimeToLive PT2S, no dead-lettering on expiry.
     with client.get_queue_sender("q-ttl-drop") as sender:

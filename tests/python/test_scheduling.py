@@ -52,3 +52,17 @@ def test_cancelled_scheduled_message_never_arrives(client):
         receiver.complete_message(message)
         assert receiver.receive_messages(max_message_count=1, max_wait_time=1) == []
     assert peek_all(client, "q-cancel-schedule") == []
+
+
+def test_message_sent_with_a_scheduled_enqueue_time_is_held_until_then(client):
+    enqueue_at = utc_now() + datetime.timedelta(seconds=2)
+    with client.get_queue_sender("q-schedule-on-send") as sender:
+        sender.send_messages(ServiceBusMessage("held", scheduled_enqueue_time_utc=enqueue_at))
+    (peeked,) = peek_all(client, "q-schedule-on-send")
+    assert peeked.state == ServiceBusMessageState.SCHEDULED
+
+    with client.get_queue_receiver("q-schedule-on-send") as receiver:
+        message = receive_one(receiver)
+        assert utc_now() >= enqueue_at - CLOCK_SLACK, "delivered before its scheduled time"
+        assert body_text(message) == "held"
+        receiver.complete_message(message)
