@@ -543,3 +543,31 @@ fn a_session_echo_is_answered_with_our_windows() {
         ConnectionConfig::default().incoming_window
     );
 }
+
+#[test]
+fn null_termini_are_echoed_as_empty_ones_so_the_attach_is_not_read_as_a_refusal() {
+    use busbar_amqp::engine::AttachReply;
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 100);
+    // .NET's CBS sender attaches with a null source.
+    let mut attach = attach_frame(0, Role::Sender, "$cbs");
+    attach.source = None;
+    peer.send(1, attach);
+    let Some(Event::AttachRequested(request)) = peer.events().pop() else {
+        panic!("expected AttachRequested");
+    };
+    assert!(request.source.is_none());
+    peer.conn
+        .accept_attach(request.link, AttachReply::echo(&request))
+        .unwrap();
+    let Performative::Attach(ours) = peer.recv_performative() else {
+        panic!("expected attach");
+    };
+    assert_eq!(ours.source.map(|source| source.address), Some(None));
+    assert_eq!(
+        ours.target
+            .and_then(|target| target.address_str().map(str::to_owned)),
+        Some("$cbs".to_owned())
+    );
+}

@@ -13,7 +13,7 @@ use crate::performatives::{
     AmqpError, Attach, DeliveryNumber, DeliveryState, Detach, Disposition, Handle, MessageFormat,
     Performative, ReceiverSettleMode, Role, SenderSettleMode, SequenceNo, Source, Target, Transfer,
 };
-use crate::types::Fields;
+use crate::types::{Fields, Value};
 
 /// The largest delivery-tag AMQP allows (§2.8.7).
 const MAX_DELIVERY_TAG: usize = 32;
@@ -29,18 +29,28 @@ pub struct AttachReply {
     pub snd_settle_mode: Option<SenderSettleMode>,
     /// Receiver settle mode; `None` echoes the peer's.
     pub rcv_settle_mode: Option<ReceiverSettleMode>,
-    /// Largest message we accept on the link; `None` uses the connection's limit.
+    /// Largest message we advertise on the link; `None` uses the connection's limit. Incoming
+    /// transfers are cut off only at the connection's hard cap, so the application enforces a
+    /// smaller advertised limit itself (e.g. with a `rejected` outcome).
     pub max_message_size: Option<u64>,
     /// Link properties.
     pub properties: Option<Fields>,
 }
 
 impl AttachReply {
-    /// A reply echoing the peer's source and target, everything else at its default.
+    /// A reply echoing the peer's source and target, everything else at its default. A terminus
+    /// the peer left null is answered with an empty one: a null terminus in our attach would
+    /// read as a refusal (Python treats it so, servicebus-amqp.md §1.6).
     pub fn echo(request: &super::event::AttachRequest) -> Self {
         Self {
-            source: request.source.clone(),
-            target: request.target.clone(),
+            source: Some(request.source.clone().unwrap_or_else(|| Source {
+                address: None,
+                ..Source::with_address(Value::Null)
+            })),
+            target: Some(request.target.clone().unwrap_or_else(|| Target {
+                address: None,
+                ..Target::with_address(Value::Null)
+            })),
             ..Self::default()
         }
     }

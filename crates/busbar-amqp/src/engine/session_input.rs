@@ -225,10 +225,10 @@ impl Session {
                 }
             }
         }
-        let limit = match link.max_message_size {
-            0 => config.max_message_size,
-            own => own.min(config.max_message_size),
-        };
+        // Only the connection's hard cap ends the link: the max-message-size a link advertises
+        // is the application's to enforce, as Service Bus rejects an oversize message with a
+        // `rejected` disposition and keeps the link (servicebus-amqp.md §3.3).
+        let limit = config.max_message_size;
         let Some(partial) = link.partial.as_mut() else {
             return Ok(());
         };
