@@ -64,6 +64,7 @@ QUEUES = {
     "q-oversize": {},
     "q-auth": {},
     "q-restart": {},
+    "q-reconnect": {},
 }
 
 
@@ -109,10 +110,12 @@ class Broker:
     def connection_string(self):
         return connection_string(self.port)
 
-    def start(self):
+    def start(self, port=0):
+        """Starts the binary on `port` (0: any free port) and waits until it listens."""
         assert self.process is None, "the broker is already running"
         self.starts += 1
-        arguments = [self.binary, "--data-dir", str(self.data_dir), "--listen", "127.0.0.1:0"]
+        listen = f"127.0.0.1:{port}"
+        arguments = [self.binary, "--data-dir", str(self.data_dir), "--listen", listen]
         if self.config is not None:
             config_path = self.workdir / "Config.json"
             config_path.write_text(json.dumps(emulator_config(self.config), indent=2))
@@ -182,10 +185,15 @@ class Broker:
             process.kill()
             process.wait()
 
-    def restart(self):
-        """Stops and starts on the same data directory; the port (and connection string) change."""
+    def restart(self, same_port=False):
+        """Stops and starts on the same data directory.
+
+        With `same_port`, connected clients can find the broker again; otherwise the port (and so
+        the connection string) changes.
+        """
+        port = self.port if same_port else 0
         self.stop()
-        self.start()
+        self.start(port)
 
     def log_tail(self, lines=40):
         try:

@@ -74,3 +74,23 @@ def test_restart_keeps_messages_dead_letters_deferrals_schedules_and_counts(own_
         (newest,) = peek_all(client, queue)
         assert body_text(newest) == "after restart"
         assert newest.sequence_number > max(before)
+
+
+def test_connected_clients_do_not_block_shutdown_and_reconnect_after_a_restart(own_broker):
+    queue = "q-reconnect"
+    with ServiceBusClient.from_connection_string(own_broker.connection_string) as client:
+        with client.get_queue_sender(queue) as sender, client.get_queue_receiver(queue) as receiver:
+            sender.send_messages(ServiceBusMessage("before"))
+            held = receive_one(receiver)
+            assert body_text(held) == "before"
+            # SIGTERM with both links open and a lock held: the broker still exits 0 in time.
+            own_broker.restart(same_port=True)
+            # The SDK notices the closed connection and reconnects on its own.
+            sender.send_messages(ServiceBusMessage("after"))
+            # The lock did not survive the restart: "before" is delivered again.
+            messages = receive_exactly(receiver, 2)
+            assert sorted(bodies(messages)) == ["after", "before"]
+            for message in messages:
+                receiver.complete_message(message)
+    with ServiceBusClient.from_connection_string(own_broker.connection_string) as client:
+        assert peek_all(client, queue) == []
