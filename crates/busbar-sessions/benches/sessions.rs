@@ -64,6 +64,7 @@ fn drain(c: &mut Criterion) {
     let total = messages_per_run();
     let mut group = c.benchmark_group("sessions/drain_interleaved");
     group.throughput(Throughput::Elements(total as u64));
+    group.sample_size(10);
     for sessions in session_counts() {
         let sessions = sessions.min(total);
         let ids: Vec<String> = (0..sessions).map(|i| format!("session-{i}")).collect();
@@ -79,7 +80,8 @@ fn drain(c: &mut Criterion) {
                     for owner in 0..sessions {
                         serve_one_session(&mut entity, ReceiverId(owner as u64), total / sessions);
                     }
-                    black_box(entity)
+                    black_box(entity.drain_records().count());
+                    entity
                 },
                 BatchSize::LargeInput,
             );
@@ -88,27 +90,25 @@ fn drain(c: &mut Criterion) {
     group.finish();
 }
 
-/// Steady state with S sessions each holding messages: one message in, one session accepted,
-/// one message received and completed, the session released (it goes to the back of the line).
+/// Steady state with the same number of messages stored, spread over S sessions: one message
+/// in, the next session accepted, one message received and completed, the session released (it
+/// goes to the back of the line), the records drained as the broker would.
 fn steady_state(c: &mut Criterion) {
+    let stored = messages_per_run();
     let mut group = c.benchmark_group("sessions/steady_state_one_message");
     group.throughput(Throughput::Elements(1));
-    let per_session = 2;
     for sessions in session_counts() {
-        let sessions = if cfg!(debug_assertions) {
-            sessions.min(1_000)
-        } else {
-            sessions
-        };
+        let sessions = sessions.min(stored);
         let ids: Vec<SessionId> = (0..sessions)
             .map(|i| SessionId::new(format!("session-{i}")).unwrap())
             .collect();
         let mut entity = empty_entity();
-        for _ in 0..per_session {
-            for id in &ids {
-                entity.enqueue(vec![message(id.as_str())], NOW).unwrap();
-            }
+        for i in 0..stored {
+            entity
+                .enqueue(vec![message(ids[i % sessions].as_str())], NOW)
+                .unwrap();
         }
+        entity.drain_records().for_each(drop);
         let mut next = 0usize;
         let mut owner = 0u64;
         group.bench_function(format!("{sessions}_sessions"), |b| {
@@ -119,6 +119,7 @@ fn steady_state(c: &mut Criterion) {
                 next += 1;
                 owner += 1;
                 serve_one_session(&mut entity, ReceiverId(owner), 1);
+                black_box(entity.drain_records().count());
             });
         });
     }

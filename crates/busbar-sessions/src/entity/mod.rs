@@ -91,8 +91,10 @@ struct HeldSession {
 /// the core: results are returned, [`SessionEvent`]s wait in [`poll_event`](Self::poll_event),
 /// the next deadline is [`poll_timeout`](Self::poll_timeout), and records to persist are
 /// [`drain_records`](Self::drain_records) (messages, from the core) and
-/// [`drain_state_records`](Self::drain_state_records) (session state). An operation that returns
-/// an error changes nothing.
+/// [`drain_state_records`](Self::drain_state_records) (session state). Every operation first
+/// runs the timers due at `now` (as [`handle_timeout`](Self::handle_timeout) would, so a late
+/// driver timer never lets an expired lock act); beyond that, an operation that returns an
+/// error changes nothing.
 #[derive(Clone, Debug)]
 pub struct SessionEntity {
     core: Entity,
