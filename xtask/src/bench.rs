@@ -14,10 +14,13 @@ use crate::cargo;
 /// SASL PLAIN credentials Busbar accepts from plain AMQP clients (the emulator's).
 const BUSBAR_CREDENTIALS: &str = "RootManageSharedAccessKey:SAS_KEY_VALUE";
 /// How long a broker may take to start or stop.
-const BROKER_DEADLINE: Duration = Duration::from_secs(60);
+const BROKER_DEADLINE: Duration = Duration::from_secs(180);
 /// Where Debian installs RabbitMQ's own scripts (run directly, not through the wrapper that
 /// switches to the `rabbitmq` user and the system-wide node).
 const RABBITMQ_BIN: &str = "/usr/lib/rabbitmq/bin";
+
+/// Erlang flag binding the distribution listener to loopback.
+const LOOPBACK_DISTRIBUTION: &str = "-kernel inet_dist_use_interface {127,0,0,1}";
 
 /// Which Busbar storages to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,7 +258,7 @@ fn run_busbar(
     let config = scratch.join("Config.json");
     std::fs::write(&config, tool.output(&["busbar-config"])?)
         .map_err(|e| format!("{}: {e}", config.display()))?;
-    let log_path = scratch.join(format!("busbar-{storage}.log"));
+    let log_path = report.with_extension("log");
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let mut command = Command::new(binary);
@@ -378,6 +381,12 @@ impl RabbitNode {
             ("RABBITMQ_NODE_PORT", amqp_port.to_string()),
             ("RABBITMQ_DIST_PORT", dist_port.to_string()),
             ("ERL_EPMD_ADDRESS", "127.0.0.1".to_owned()),
+            // Erlang distribution (node and CLI) on loopback too.
+            (
+                "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS",
+                LOOPBACK_DISTRIBUTION.to_owned(),
+            ),
+            ("RABBITMQ_CTL_ERL_ARGS", LOOPBACK_DISTRIBUTION.to_owned()),
             ("RABBITMQ_CONFIG_FILE", path("rabbitmq.conf")),
             ("RABBITMQ_ENABLED_PLUGINS_FILE", path("enabled_plugins")),
             ("RABBITMQ_MNESIA_BASE", path("mnesia")),
@@ -455,7 +464,7 @@ fn run_rabbitmq(tool: &Tool, scratch: &Path, out: &Path) -> Result<Vec<PathBuf>,
     let major = ensure_rabbitmq()?;
     let node = RabbitNode::new(scratch, major)?;
     let epmd_was_running = epmd_running();
-    let log_path = node.dir.join("server.log");
+    let log_path = out.join("rabbitmq-server.log");
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let child = node
@@ -469,12 +478,12 @@ fn run_rabbitmq(tool: &Tool, scratch: &Path, out: &Path) -> Result<Vec<PathBuf>,
         name: "rabbitmq",
     };
     let result = (|| {
-        node.ctl(&[
-            "await_startup",
-            "--timeout",
-            &BROKER_DEADLINE.as_secs().to_string(),
-        ])
-        .map_err(|e| format!("{e}; see {}", log_path.display()))?;
+        // `wait` waits for the pid file, then for the node; `await_startup` fails at once while
+        // the node is still booting.
+        let pid_file = node.dir.join("pid").display().to_string();
+        let deadline = BROKER_DEADLINE.as_secs().to_string();
+        node.ctl(&["wait", &pid_file, "--timeout", &deadline])
+            .map_err(|e| format!("{e}; see {}", log_path.display()))?;
         let queues = tool.output(&["queue-names"])?;
         let address_prefix = if major >= 4 {
             "/queues/"
