@@ -290,7 +290,9 @@ pub(crate) async fn receive_loop(
             ReceiveMode::PeekLock => step("complete", receiver.accept(&delivery)).await?,
             // fe2o3 tops credit up only when the client settles, which pre-settled deliveries
             // never need: top it up by hand at the same half-way mark.
-            ReceiveMode::ReceiveAndDelete if (tally.completed + 1) % u64::from(credit / 2) == 0 => {
+            ReceiveMode::ReceiveAndDelete
+                if (tally.completed + 1).is_multiple_of(u64::from(credit / 2)) =>
+            {
                 step("flow", receiver.set_credit(credit)).await?;
             }
             ReceiveMode::ReceiveAndDelete => {}
