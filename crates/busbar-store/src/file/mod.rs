@@ -21,6 +21,9 @@ use index::{LiveIndex, Location};
 use scan::ScanMode;
 use segment::SegmentId;
 
+/// Encoding-buffer capacity kept between batches.
+const KEPT_BUFFER_CAPACITY: usize = 1 << 20;
+
 /// Tuning for [`FileStorage`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileOptions {
@@ -217,6 +220,8 @@ impl FileStorage {
             offset += len;
         }
         self.last = Lsn(self.last.0 + (records.len() + marks.len()) as u64);
+        // One huge batch (a compaction rewrite, say) should not pin its buffer for good.
+        self.encoded.shrink_to(KEPT_BUFFER_CAPACITY);
         Ok(self.last)
     }
 
