@@ -61,7 +61,9 @@ pub(crate) fn scan(
                     supported: format::FORMAT_VERSION,
                 });
             }
-            Err(HeaderError::Invalid) if is_last => {
+            // Records are only written once the header is synced, so a last segment no longer
+            // than a header is a creation that never completed; anything longer is damage.
+            Err(HeaderError::Invalid) if is_last && data.len() <= HEADER_LEN => {
                 if let ScanMode::Repair = mode {
                     segment::remove(dir, id)?;
                 }

@@ -65,6 +65,38 @@ fn damaged_header_of_an_earlier_segment_is_corruption() {
 }
 
 #[test]
+fn damaged_header_of_the_last_segment_with_records_is_corruption() {
+    let dir = TestDir::new("corrupt-last-header");
+    let segments = several_segments(&dir);
+    let last = segments.last().unwrap();
+    flip_byte(last, 14);
+    match FileStorage::open(dir.path(), SMALL) {
+        Err(StoreError::Corrupt { file, offset, .. }) => {
+            assert_eq!(&file, last);
+            assert_eq!(offset, 0);
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+}
+
+#[test]
+fn incomplete_creation_of_the_last_segment_is_dropped() {
+    let dir = TestDir::new("corrupt-last-created");
+    let segments = several_segments(&dir);
+    let mut store = FileStorage::open(dir.path(), SMALL).unwrap();
+    let expected = store.recover().unwrap();
+    drop(store);
+    // A crash while the next segment was being created: only part of its header exists.
+    let next = dir.path().join(format!("{:016x}.seg", segments.len() + 1));
+    std::fs::write(&next, b"BUSBARJ").unwrap();
+    let mut store = FileStorage::open(dir.path(), SMALL).unwrap();
+    assert_eq!(store.recover().unwrap(), expected);
+    assert!(!next.exists());
+    store.append(&[insert(100, "after", "s")]).unwrap();
+    store.sync().unwrap();
+}
+
+#[test]
 fn missing_middle_segment_is_corruption() {
     let dir = TestDir::new("corrupt-missing");
     let segments = several_segments(&dir);
