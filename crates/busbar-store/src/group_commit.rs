@@ -201,24 +201,18 @@ fn take_batch(shared: &Shared, wait: bool) -> Option<Vec<Submission>> {
     Some(batch)
 }
 
-/// Under sustained load the queue is never empty, so compaction also gets a step after this
-/// many commits; otherwise disk use would grow for as long as the load lasts.
-const COMMITS_PER_BUSY_STEP: u32 = 32;
-
 fn run_writer<S: Storage>(mut storage: S, shared: &Shared, compaction: bool) -> S {
     let mut compaction_due = compaction;
-    let mut commits_since_step = 0;
     while let Some(batch) = take_batch(shared, !compaction_due) {
-        let idle = batch.is_empty();
-        if !idle {
+        if !batch.is_empty() {
             commit(&mut storage, batch);
-            commits_since_step += 1;
-            compaction_due = compaction;
         }
-        // One bounded step between commits. A failed step is not retried until after the next
-        // commit; if it poisoned the storage, that commit reports it.
-        if compaction_due && (idle || commits_since_step >= COMMITS_PER_BUSY_STEP) {
-            commits_since_step = 0;
+        // One bounded step after every commit (under sustained load the queue is never empty,
+        // and waiting for idle time would let disk use grow for as long as the load lasts),
+        // and more steps while idle as long as there is work. A step with nothing to do does
+        // no IO. A failed step is not retried until after the next commit; if it poisoned the
+        // storage, that commit reports it.
+        if compaction {
             compaction_due = storage.compact().is_ok_and(|report| report.more);
         }
     }

@@ -209,3 +209,47 @@ fn oversized_record_fails_only_its_submission() {
     assert!(second.is_ok(), "{second:?}");
     writer.shutdown().unwrap();
 }
+
+#[test]
+fn writer_compacts_so_disk_use_stays_bounded() {
+    let dir = crate::support::TestDir::new("group-compaction");
+    let options = busbar_store::FileOptions {
+        segment_size: 4096,
+        compact_dead_percent: 50,
+    };
+    let storage = busbar_store::FileStorage::open(dir.path(), options).unwrap();
+    let writer = GroupCommit::spawn(
+        storage,
+        GroupCommitOptions {
+            queue_capacity: 8,
+            compaction: true,
+        },
+    )
+    .unwrap();
+    let handle = writer.handle();
+    let (sender, outcomes) = mpsc::channel();
+    let body = "b".repeat(200);
+    for sequence in 1..=2000 {
+        // Each message is settled by the next submission: the live backlog stays at one.
+        let records = vec![
+            insert(sequence, &body, "s"),
+            crate::support::remove(sequence - 1),
+        ];
+        handle.submit(records, completion_to(&sender));
+    }
+    drop(sender);
+    assert!(outcomes.iter().all(|outcome| outcome.is_ok()));
+    let mut storage = writer.shutdown().unwrap();
+    // About 440 KiB were written in 4 KiB segments; only a few may remain.
+    assert!(
+        storage.segment_count() <= 4,
+        "{} segments, {} bytes",
+        storage.segment_count(),
+        storage.disk_usage()
+    );
+    let recovered = storage.recover().unwrap();
+    assert_eq!(
+        recovered.messages.keys().copied().collect::<Vec<_>>(),
+        [crate::support::key(2000)]
+    );
+}
