@@ -354,3 +354,87 @@ fn a_split_delivery_trickles_out_frame_by_frame_and_a_detach_waits_behind_it() {
     // The detach follows the delivery's last frame.
     assert!(matches!(peer.recv_performative(), Performative::Detach(_)));
 }
+
+#[test]
+fn incomplete_deliveries_share_one_connection_wide_budget() {
+    let config = ConnectionConfig {
+        max_reassembly_bytes: 100,
+        ..ConnectionConfig::default()
+    };
+    let mut peer = Peer::new(config);
+    peer.open(65536, None);
+    peer.begin(1, 100);
+    peer.begin(2, 100);
+    let a = peer.attach(1, 1, Role::Sender, "a");
+    let b = peer.attach(2, 1, Role::Sender, "b");
+    peer.conn.set_credit(a, 10).unwrap();
+    peer.conn.set_credit(b, 10).unwrap();
+    peer.pull();
+    while peer.unread() > 0 {
+        peer.recv();
+    }
+    peer.send_with_payload(1, transfer(1, Some(0), true), &[1; 60]);
+    // The other session's partial delivery would take the total past 100 bytes.
+    peer.send_with_payload(2, transfer(1, Some(0), true), &[2; 60]);
+    match peer.recv_amqp() {
+        (
+            _,
+            Performative::Detach(Detach {
+                error: Some(error), ..
+            }),
+            _,
+        ) => {
+            assert_eq!(error.condition.as_str(), condition::RESOURCE_LIMIT_EXCEEDED);
+        }
+        other => panic!("expected detach, got {other:?}"),
+    }
+    // Completing the first delivery releases its bytes for the next one.
+    peer.send_with_payload(1, transfer(1, None, false), &[1; 10]);
+    peer.send_with_payload(1, transfer(1, Some(1), true), &[3; 90]);
+    peer.send_with_payload(1, transfer(1, None, false), &[3; 5]);
+    let sizes: Vec<usize> = peer
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::Transfer(t) => Some(t.message.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes, [70, 95]);
+    assert_eq!(peer.conn.state(), ConnectionState::Opened);
+}
+
+#[test]
+fn held_back_outgoing_bytes_are_bounded_across_sessions() {
+    let config = ConnectionConfig {
+        max_buffered_outgoing: 1000,
+        ..ConnectionConfig::default()
+    };
+    let mut peer = Peer::new(config);
+    peer.open(65536, None);
+    let mut links = Vec::new();
+    for channel in [1, 2] {
+        // A session whose incoming window is closed: everything we send is held back.
+        peer.begin(channel, 0);
+        let link = peer.attach(channel, 1, Role::Receiver, "q");
+        let mut flow = session_flow(0, 0);
+        flow.handle = Some(Handle(1));
+        flow.link_credit = Some(10);
+        peer.send(channel, flow);
+        peer.events();
+        links.push(link);
+    }
+    peer.conn
+        .send_transfer(links[0], delivery(b"a", Bytes::from(vec![0; 600])))
+        .unwrap();
+    assert_eq!(
+        peer.conn
+            .send_transfer(links[1], delivery(b"b", Bytes::from(vec![0; 600]))),
+        Err(EngineError::Backpressure)
+    );
+    peer.conn
+        .send_transfer(links[1], delivery(b"c", Bytes::from(vec![0; 300])))
+        .unwrap();
+    // The refused send used no credit.
+    assert_eq!(peer.conn.link_credit(links[1]), Ok(9));
+}

@@ -21,8 +21,12 @@ pub struct ConnectionConfig {
     pub incoming_window: u32,
     /// Hard cap on an incoming message, whatever a link's own max-message-size says.
     pub max_message_size: u64,
-    /// Bytes of outgoing transfers held back by session windows before `send_transfer` refuses.
+    /// Bytes of outgoing transfers held back by session windows, across the connection, before
+    /// `send_transfer` refuses with back-pressure.
     pub max_buffered_outgoing: usize,
+    /// Bytes of incomplete (multi-frame) incoming deliveries held across the connection; a
+    /// delivery that would grow past it ends its link with `amqp:resource-limit-exceeded`.
+    pub max_reassembly_bytes: usize,
     /// Deliveries a peer may send beyond its credit before the link is detached (Python's
     /// sender ignores credit).
     pub uncredited_transfer_allowance: u32,
@@ -45,6 +49,7 @@ impl Default for ConnectionConfig {
             incoming_window: 5000,
             max_message_size: 1024 * 1024,
             max_buffered_outgoing: 4 * 1024 * 1024,
+            max_reassembly_bytes: 8 * 1024 * 1024,
             uncredited_transfer_allowance: 1000,
             require_sasl: false,
             close_timeout: Duration::from_secs(5),

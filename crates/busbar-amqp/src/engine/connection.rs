@@ -404,11 +404,31 @@ impl Connection {
         key: SlotKey,
         f: impl FnOnce(&mut Session, &ConnectionConfig, &mut Output<'_>) -> R,
     ) -> Option<R> {
+        // The byte budgets are connection-wide: what the other sessions hold is summed on
+        // demand (sessions are few, and bounded by channel-max), so no total can drift.
+        let (others_incoming, others_outgoing) = self
+            .sessions
+            .iter()
+            .filter(|(other, _)| *other != key)
+            .fold((0usize, 0usize), |(incoming, outgoing), (_, session)| {
+                (
+                    incoming.saturating_add(session.held_incoming),
+                    outgoing.saturating_add(session.queued_bytes),
+                )
+            });
         let session = self.sessions.get_mut(key)?;
         let mut out = Output {
             buf: &mut self.outbox,
             events: &mut self.events,
             max_frame_size: self.peer_max_frame_size,
+            incoming_room: self
+                .config
+                .max_reassembly_bytes
+                .saturating_sub(others_incoming),
+            outgoing_room: self
+                .config
+                .max_buffered_outgoing
+                .saturating_sub(others_outgoing),
         };
         Some(f(session, &self.config, &mut out))
     }

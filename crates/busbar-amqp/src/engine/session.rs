@@ -34,6 +34,11 @@ pub(crate) struct Output<'a> {
     pub(crate) events: &'a mut VecDeque<Event>,
     /// The peer's max-frame-size: no frame we write may be larger.
     pub(crate) max_frame_size: u32,
+    /// Bytes of incomplete incoming deliveries this session may hold (the connection's budget
+    /// less what other sessions hold).
+    pub(crate) incoming_room: usize,
+    /// Bytes of held-back outgoing transfers this session may hold, likewise.
+    pub(crate) outgoing_room: usize,
 }
 
 /// A delivery (or what is left of it) waiting for the peer's incoming window.
@@ -73,6 +78,8 @@ pub(crate) struct Session {
     pub(crate) incoming_unsettled: BTreeMap<u32, SlotKey>,
     pub(crate) queue: VecDeque<Queued>,
     pub(crate) queued_bytes: usize,
+    /// Bytes held in incomplete incoming deliveries of this session's links.
+    pub(crate) held_incoming: usize,
     /// Our incoming window is low; re-advertise it with the next transmit.
     pub(crate) replenish_pending: bool,
 }
@@ -100,6 +107,7 @@ impl Session {
             incoming_unsettled: BTreeMap::new(),
             queue: VecDeque::new(),
             queued_bytes: 0,
+            held_incoming: 0,
             replenish_pending: false,
         }
     }
@@ -213,6 +221,7 @@ impl Session {
 
     /// Forgets a link and every unsettled delivery it had.
     pub(crate) fn remove_link(&mut self, key: SlotKey) -> Option<Link> {
+        self.take_partial(key);
         let link = self.links.remove(key)?;
         if self.input_handles.get(&link.input_handle) == Some(&key) {
             self.input_handles.remove(&link.input_handle);
@@ -224,6 +233,13 @@ impl Session {
             Queued::Control(_) => true,
         });
         Some(link)
+    }
+
+    /// Takes a link's incomplete incoming delivery, releasing the bytes it held.
+    pub(crate) fn take_partial(&mut self, key: SlotKey) -> Option<super::link::PartialDelivery> {
+        let partial = self.links.get_mut(key)?.partial.take()?;
+        self.held_incoming = self.held_incoming.saturating_sub(partial.body.len());
+        Some(partial)
     }
 
     /// Ends every link, reporting each one the application still knows as detached.

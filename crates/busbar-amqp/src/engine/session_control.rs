@@ -169,7 +169,6 @@ impl Session {
         &mut self,
         key: SlotKey,
         delivery: OutgoingDelivery,
-        config: &ConnectionConfig,
         out: &mut Output<'_>,
     ) -> Result<DeliveryId, EngineError> {
         if delivery.tag.len() > MAX_DELIVERY_TAG {
@@ -177,9 +176,7 @@ impl Session {
                 "delivery-tag longer than 32 bytes",
             ));
         }
-        let room = config
-            .max_buffered_outgoing
-            .saturating_sub(self.queued_bytes);
+        let room = out.outgoing_room.saturating_sub(self.queued_bytes);
         let queue_full = self.queue_is_full();
         let link = self.links.get_mut(key).ok_or(EngineError::UnknownLink)?;
         if link.state != LinkState::Attached {

@@ -234,7 +234,7 @@ impl Session {
         };
         partial.settled |= transfer.settled.unwrap_or(false);
         if transfer.aborted {
-            link.partial = None;
+            self.take_partial(key);
             return Ok(());
         }
         let size = partial.body.len().saturating_add(payload.len());
@@ -247,10 +247,19 @@ impl Session {
             );
         }
         if transfer.more {
+            if self.held_incoming.saturating_add(payload.len()) > out.incoming_room {
+                return self.link_fault(
+                    key,
+                    condition::RESOURCE_LIMIT_EXCEEDED,
+                    "too many bytes held in incomplete deliveries on this connection",
+                    out,
+                );
+            }
             partial.body.extend_from_slice(&payload);
+            self.held_incoming += payload.len();
             return Ok(());
         }
-        let Some(partial) = link.partial.take() else {
+        let Some(partial) = self.take_partial(key) else {
             return Ok(());
         };
         let message = if partial.body.is_empty() {
@@ -354,9 +363,9 @@ impl Session {
         error: Option<AmqpError>,
         out: &mut Output<'_>,
     ) {
+        self.take_partial(key);
         if let Some(link) = self.links.get_mut(key) {
             link.state = LinkState::DetachSent;
-            link.partial = None;
         }
         self.send_control(
             Performative::Detach(Detach {
