@@ -50,7 +50,7 @@ pub(crate) struct Link {
     pub(crate) rcv_settle_mode: ReceiverSettleMode,
     /// Largest message we send on this link (the peer's max-message-size, 0 = none).
     pub(crate) peer_max_message_size: u64,
-    /// Largest message we accept on this link.
+    /// The max-message-size we advertise on this link (enforced by the application).
     pub(crate) max_message_size: u64,
     pub(crate) partial: Option<PartialDelivery>,
 }
