@@ -178,10 +178,12 @@ where
 /// Whether two user property names are the same name under Service Bus's case-insensitive
 /// matching (Unicode lower-casing, no allocation).
 pub(crate) fn same_name(a: &str, b: &str) -> bool {
-    a == b
-        || a.chars()
-            .flat_map(char::to_lowercase)
-            .eq(b.chars().flat_map(char::to_lowercase))
+    if a.is_ascii() && b.is_ascii() {
+        return a.eq_ignore_ascii_case(b);
+    }
+    a.chars()
+        .flat_map(char::to_lowercase)
+        .eq(b.chars().flat_map(char::to_lowercase))
 }
 
 /// A plain message: the broker can fill one from an AMQP message, and tests build them.
@@ -279,5 +281,40 @@ impl MessageView for Message {
             .iter()
             .map(|(key, value)| (key.as_str(), value));
         find_user_property(pairs, name).map(Value::reborrow)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_property_names_fold_case_and_prefer_an_exact_match() {
+        let message = Message::default()
+            .with_user("Color", Value::Int(1))
+            .with_user("color", Value::Int(2))
+            .with_user("ÄRGER", Value::Int(3));
+        assert_eq!(message.user_property("color"), Some(Value::Int(2)));
+        assert_eq!(message.user_property("Color"), Some(Value::Int(1)));
+        assert_eq!(message.user_property("COLOR"), Some(Value::Int(1)));
+        assert_eq!(message.user_property("ärger"), Some(Value::Int(3)));
+        assert_eq!(message.user_property("colour"), None);
+        assert!(!same_name("a", "ab"));
+    }
+
+    #[test]
+    fn system_property_names_fold_case_and_subject_is_label() {
+        assert_eq!(
+            SystemProperty::from_name("subject"),
+            Some(SystemProperty::Label)
+        );
+        assert_eq!(
+            SystemProperty::from_name("ENQUEUEDTIMEUTC"),
+            Some(SystemProperty::EnqueuedTimeUtc)
+        );
+        assert_eq!(SystemProperty::from_name("LockToken"), None);
+        for property in SystemProperty::ALL {
+            assert_eq!(SystemProperty::from_name(property.name()), Some(property));
+        }
     }
 }

@@ -286,7 +286,8 @@ impl<'a> Value<'a> {
     }
 
     /// The value as a string, for the conversions C# would do implicitly when an action sets
-    /// a string system property; `None` for `NULL`.
+    /// a string system property; `None` for `NULL`. Booleans read `True`/`False` as in .NET;
+    /// timestamps and time spans are written as their milliseconds (not .NET's date format).
     pub fn to_text(&self) -> Option<String> {
         Some(match self {
             Value::Null => return None,
