@@ -438,3 +438,39 @@ fn held_back_outgoing_bytes_are_bounded_across_sessions() {
     // The refused send used no credit.
     assert_eq!(peer.conn.link_credit(links[1]), Ok(9));
 }
+
+#[test]
+fn a_detached_links_held_back_transfers_release_their_budget() {
+    let config = ConnectionConfig {
+        max_buffered_outgoing: 1000,
+        ..ConnectionConfig::default()
+    };
+    let mut peer = Peer::new(config);
+    peer.open(65536, None);
+    peer.begin(1, 0);
+    let link = peer.attach(1, 1, Role::Receiver, "q");
+    let other = peer.attach(1, 2, Role::Receiver, "q");
+    for handle in [1, 2] {
+        let mut flow = session_flow(0, 0);
+        flow.handle = Some(Handle(handle));
+        flow.link_credit = Some(10);
+        peer.send(1, flow);
+    }
+    peer.events();
+    peer.conn
+        .send_transfer(link, delivery(b"a", Bytes::from(vec![0; 900])))
+        .unwrap();
+    // The peer detaches the link whose transfer is held back; its bytes are released.
+    peer.send(
+        1,
+        Detach {
+            handle: Handle(1),
+            closed: true,
+            error: None,
+        },
+    );
+    assert_eq!(peer.conn.queued_bytes(link.session), Ok(0));
+    peer.conn
+        .send_transfer(other, delivery(b"b", Bytes::from(vec![0; 900])))
+        .unwrap();
+}

@@ -228,10 +228,15 @@ impl Session {
         }
         self.outgoing_unsettled.retain(|_, owner| *owner != key);
         self.incoming_unsettled.retain(|_, owner| *owner != key);
+        let mut released = 0;
         self.queue.retain(|queued| match queued {
-            Queued::Transfer(transfer) => transfer.head.handle.0 != key.slot,
-            Queued::Control(_) => true,
+            Queued::Transfer(transfer) if transfer.head.handle.0 == key.slot => {
+                released += transfer.rest.len();
+                false
+            }
+            _ => true,
         });
+        self.queued_bytes = self.queued_bytes.saturating_sub(released);
         Some(link)
     }
 
