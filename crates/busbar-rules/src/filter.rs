@@ -19,6 +19,17 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// The SQL text `enumerate-rules` reports for the filter (`1=1` and `1=0` for the boolean
+    /// filters, as Service Bus lists them); `None` for a correlation filter.
+    pub fn sql_expression(&self) -> Option<&str> {
+        match self {
+            Filter::True => Some("1=1"),
+            Filter::False => Some("1=0"),
+            Filter::Correlation(_) => None,
+            Filter::Sql(filter) => Some(filter.expression()),
+        }
+    }
+
     /// Whether `message` is selected. A SQL filter selects only when its condition is
     /// [`Truth::True`]; an unknown result is not a match. Errors are evaluation failures, which
     /// the caller must not confuse with "no match".

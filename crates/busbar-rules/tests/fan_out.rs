@@ -96,6 +96,25 @@ fn actionless_rules_share_one_copy_and_each_action_rule_adds_one() {
 }
 
 #[test]
+fn boolean_filters_read_as_their_sql_forms_and_agree_with_them() {
+    let message = Message::default();
+    for (filter, text) in [(Filter::True, "1=1"), (Filter::False, "1=0")] {
+        assert_eq!(filter.sql_expression(), Some(text));
+        let parsed = sql(text);
+        assert_eq!(parsed.sql_expression(), Some(text));
+        assert_eq!(
+            filter.matches(&message, &mut no_guid),
+            parsed.matches(&message, &mut no_guid)
+        );
+    }
+    let correlation = CorrelationFilter {
+        to: Some("x".into()),
+        ..Default::default()
+    };
+    assert_eq!(Filter::Correlation(correlation).sql_expression(), None);
+}
+
+#[test]
 fn no_match_means_no_copy_and_a_topic_may_drop_the_message() {
     let red = RuleSet::with_rules(vec![rule("red", sql("color = 'red'"), None)]).unwrap();
     let none = RuleSet::with_rules(vec![rule("never", Filter::False, None)]).unwrap();
