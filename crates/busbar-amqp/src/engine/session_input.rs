@@ -134,7 +134,10 @@ impl Session {
                     }
                     let credit = link.credit();
                     // A drain is answered by `finish_drain` once the application has sent what it has.
-                    let answer_echo = flow.echo && !(link.role() == Role::Sender && flow.drain);
+                    // Nor is an echo on a link whose attach we have not answered yet.
+                    let answer_echo = flow.echo
+                        && link.state == LinkState::Attached
+                        && !(link.role() == Role::Sender && flow.drain);
                     out.events.push_back(Event::Flow {
                         link: self.link_id(key),
                         credit,
