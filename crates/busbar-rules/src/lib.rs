@@ -28,7 +28,8 @@
 //! error, not a silent false; strings order ordinally; `+` concatenates two strings; integer
 //! `+ - *` wrap; `IN` follows SQL-92 (no match and a `NULL` in the list ⇒ unknown); `AND`/`OR`
 //! evaluate left to right and stop once the result is settled; rule names are unique ignoring
-//! ASCII case. Filter parameters (`@name`) are not supported.
+//! ASCII case. Filter parameters (`@name`) are refused: the SDKs send only the expression
+//! text over AMQP (`sql-filter` = `{expression}`), never parameter values.
 //!
 //! ```
 //! use busbar_rules::{fan_out, Disposition, Filter, Message, Rule, RuleSet, SqlFilter, Subscription, Value};
