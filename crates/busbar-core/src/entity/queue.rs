@@ -103,15 +103,13 @@ impl Queue {
     }
 
     pub(crate) fn insert(&mut self, sequence: SequenceNumber, message: StoredMessage) {
+        // Sequence numbers are unique per entity; keep the indices right regardless.
+        self.remove(sequence);
         let keys = IndexKeys::of(self.expiring, sequence, &message);
         if let (Some(index), Some(session)) = (&mut self.sessions, &message.body.session_id) {
             index.add(session, sequence, keys.available.is_some());
         }
-        if let Some(replaced) = self.messages.insert(sequence, message) {
-            // Sequence numbers are unique per entity; keep the indices right regardless.
-            self.unindex_session(sequence, &replaced);
-            self.apply(IndexKeys::of(self.expiring, sequence, &replaced), false);
-        }
+        self.messages.insert(sequence, message);
         self.apply(keys, true);
     }
 
