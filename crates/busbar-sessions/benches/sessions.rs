@@ -1,6 +1,17 @@
 //! Per-message cost of a session entity with 1, 100 and 10,000 sessions interleaved in one
 //! queue: enqueue, accept the next available session, receive, complete, release. The figure
 //! should not grow with the number of sessions.
+//!
+//! Wall-clock figures on a shared machine are noisy; instruction counts are not. To count the
+//! instructions of one message's life in the steady state:
+//!
+//! ```text
+//! valgrind --tool=callgrind --toggle-collect='*one_message_cycle*' \
+//!     target/release/deps/sessions-<hash> --bench 'steady_state_one_message/100_sessions$' \
+//!     --profile-time 3
+//! ```
+//!
+//! then divide the collected total by the `calls=` count of `one_message_cycle` in the output.
 #![allow(clippy::unwrap_used)]
 
 use busbar_core::{Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, Timestamp};
@@ -113,17 +124,24 @@ fn steady_state(c: &mut Criterion) {
         let mut owner = 0u64;
         group.bench_function(format!("{sessions}_sessions"), |b| {
             b.iter(|| {
-                entity
-                    .enqueue(vec![message(ids[next % sessions].as_str())], NOW)
-                    .unwrap();
                 next += 1;
                 owner += 1;
-                serve_one_session(&mut entity, ReceiverId(owner), 1);
-                black_box(entity.drain_records().count());
+                one_message_cycle(&mut entity, &ids[next % sessions], ReceiverId(owner));
             });
         });
     }
     group.finish();
+}
+
+/// One message's whole life in the steady state. Not inlined, so an instruction profiler can
+/// count it per call (`valgrind --tool=callgrind --toggle-collect='*one_message_cycle*'`).
+#[inline(never)]
+fn one_message_cycle(entity: &mut SessionEntity, session: &SessionId, owner: ReceiverId) {
+    entity
+        .enqueue(vec![message(session.as_str())], NOW)
+        .unwrap();
+    serve_one_session(entity, owner, 1);
+    black_box(entity.drain_records().count());
 }
 
 criterion_group!(benches, drain, steady_state);
