@@ -157,6 +157,7 @@ async fn serve_until<F: Future<Output = ()>>(
             ..ConnectionConfig::default()
         },
         command_capacity: CONNECTION_CHANNEL,
+        ..DriverConfig::default()
     };
     let next_id = AtomicU64::new(1);
     let server = tokio::spawn(serve(

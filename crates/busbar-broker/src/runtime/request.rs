@@ -52,7 +52,8 @@ impl Request {
 /// Which status keys a node's clients read: `$cbs` kebab-case, `$management` camelCase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum StatusKeys {
-    /// `status-code`, `status-description`, `error-condition`.
+    /// `status-code`, `status-description`; no condition: Python's CBS client drops the status
+    /// code (and so the "401" of its error text) when a condition is present.
     Cbs,
     /// `statusCode`, `statusDescription`, `errorCondition`.
     Management,
@@ -61,7 +62,7 @@ pub(crate) enum StatusKeys {
 impl StatusKeys {
     fn names(self) -> [&'static str; 3] {
         match self {
-            Self::Cbs => ["status-code", "status-description", "error-condition"],
+            Self::Cbs => ["status-code", "status-description", ""],
             Self::Management => ["statusCode", "statusDescription", "errorCondition"],
         }
     }
@@ -82,13 +83,16 @@ pub(crate) fn success(
     build(request, properties, body)
 }
 
-/// An error response: status, description with tracking id, condition as a `symbol`.
+/// An error response: status, description with tracking id, and (on `$management`) the
+/// condition as a `symbol`.
 pub(crate) fn failure(request: &Request, keys: StatusKeys, error: &WireError) -> Message {
     let [code, text, condition] = keys.names();
     let mut properties = ApplicationProperties::default();
     properties.push(code, Value::Int(error.status.as_i32()));
     properties.push(text, Value::from(error.description.as_str()));
-    properties.push(condition, Value::Symbol(Symbol::from(error.condition)));
+    if !condition.is_empty() {
+        properties.push(condition, Value::Symbol(Symbol::from(error.condition)));
+    }
     build(request, properties, None)
 }
 
@@ -165,5 +169,9 @@ mod tests {
             application.get("statusDescription"),
             Some(&Value::from("lost TrackingId:x"))
         );
+        let cbs = failure(&request, StatusKeys::Cbs, &error);
+        let application = cbs.application_properties().unwrap().unwrap();
+        assert_eq!(application.get("status-code"), Some(&Value::Int(410)));
+        assert_eq!(application.0.len(), 2, "no condition on $cbs");
     }
 }

@@ -56,6 +56,12 @@ impl BrokerConnection {
                 });
             }
         });
+        let size = u64::try_from(transfer.message.len()).unwrap_or(u64::MAX);
+        let limit = self.shared.max_message_size;
+        if size > limit {
+            reply(Err(BrokerError::MessageSizeExceeded { size, limit }));
+            return;
+        }
         let messages = match messages_of_transfer(transfer.message, transfer.message_format) {
             Ok(messages) => messages,
             Err(error) => {

@@ -1,0 +1,143 @@
+//! Starting the real `busbar` binary for end-to-end tests: a fresh data directory or memory
+//! storage, `--listen 127.0.0.1:0`, the bound port read from the `listening on` line, and a
+//! configuration with one queue per test.
+#![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long the broker may take to print its listening line (a failure guard, not a wait).
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A running broker process.
+pub struct Broker {
+    child: Child,
+    pub port: u16,
+    pub data_dir: Option<PathBuf>,
+    pub config: PathBuf,
+}
+
+/// A fresh directory under the cargo target's test scratch space.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// An emulator-format `Config.json` with these queues (lock 5 s, MaxDeliveryCount 3).
+pub fn write_config(dir: &Path, queues: &[&str]) -> PathBuf {
+    let queues: Vec<String> = queues
+        .iter()
+        .map(|name| {
+            format!(
+                r#"{{ "Name": "{name}", "Properties": {{ "LockDuration": "PT5S", "MaxDeliveryCount": 3 }} }}"#
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{ "UserConfig": {{ "Namespaces": [ {{ "Name": "sbemulatorns", "Queues": [ {} ], "Topics": [] }} ], "Logging": {{ "Type": "Console" }} }} }}"#,
+        queues.join(", ")
+    );
+    let path = dir.join("Config.json");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+impl Broker {
+    /// Starts a broker with in-memory storage serving `queues`.
+    pub fn in_memory(queues: &[&str]) -> Broker {
+        let dir = scratch_dir("busbar-e2e");
+        let config = write_config(&dir, queues);
+        Broker::spawn(config, None)
+    }
+
+    /// Starts a broker on `data_dir` (file storage) with `config`.
+    pub fn on_disk(config: PathBuf, data_dir: PathBuf) -> Broker {
+        Broker::spawn(config, Some(data_dir))
+    }
+
+    fn spawn(config: PathBuf, data_dir: Option<PathBuf>) -> Broker {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_busbar"));
+        command
+            .arg("--config")
+            .arg(&config)
+            .args(["--listen", "127.0.0.1:0"]);
+        match &data_dir {
+            Some(dir) => command.arg("--data-dir").arg(dir),
+            None => command.arg("--memory"),
+        };
+        let mut child = command
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (lines, port_line) = mpsc::channel();
+        // Reads stdout to its end so the broker never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(address) = line.strip_prefix("listening on ") {
+                    let _ = lines.send(address.rsplit(':').next().unwrap_or("").to_owned());
+                }
+            }
+        });
+        let port = port_line
+            .recv_timeout(START_TIMEOUT)
+            .expect("busbar did not print its listening line")
+            .parse()
+            .unwrap();
+        Broker {
+            child,
+            port,
+            data_dir,
+            config,
+        }
+    }
+
+    /// The fe2o3 URL authenticating with SASL PLAIN as the emulator's root key.
+    pub fn url(&self) -> String {
+        self.url_with_key("SAS_KEY_VALUE")
+    }
+
+    /// The URL with another key value.
+    pub fn url_with_key(&self, key: &str) -> String {
+        format!(
+            "amqp://RootManageSharedAccessKey:{key}@127.0.0.1:{}",
+            self.port
+        )
+    }
+
+    /// SIGKILL: no chance to flush anything.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// SIGTERM, and the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
