@@ -111,11 +111,14 @@ impl SessionEntity {
     /// waits that ran out ([`SessionEvent::AcceptTimedOut`]).
     pub fn handle_timeout(&mut self, now: Timestamp) {
         self.core.handle_timeout(now);
-        while let Some((until, session)) = self.lock_deadlines.first().cloned() {
-            if until > now {
+        while self
+            .lock_deadlines
+            .first()
+            .is_some_and(|(until, _)| *until <= now)
+        {
+            let Some((_, session)) = self.lock_deadlines.pop_first() else {
                 break;
-            }
-            self.lock_deadlines.pop_first();
+            };
             if let Some(held) = self.held.remove(&session) {
                 self.owners.remove(&held.owner);
                 self.events.push_back(SessionEvent::LockLost {
