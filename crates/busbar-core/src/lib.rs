@@ -8,7 +8,11 @@
 //! * results and [`Delivery`]s are returned directly (payloads are shared `Bytes`, never copied);
 //! * changes to persist queue up as [`Record`]s, drained with [`Entity::drain_records`];
 //! * the next deadline is [`Entity::poll_timeout`], answered with [`Entity::handle_timeout`];
-//! * after a restart, [`Entity::restore`] rebuilds the entity from what the store kept.
+//! * after a restart, [`Entity::restore`] rebuilds the entity from what the store kept;
+//! * messages carrying a session id are also indexed by session, so a session layer
+//!   (`busbar-sessions`) can take the next message of one session
+//!   ([`Entity::receive_from_session`]) and learn which sessions just got available messages
+//!   ([`Entity::take_newly_available_sessions`]).
 //!
 //! ```
 //! use busbar_core::{Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SubQueue, Timestamp};
