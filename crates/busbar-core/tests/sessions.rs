@@ -176,3 +176,35 @@ fn the_index_lists_sessions_with_messages_in_any_state_and_survives_replay() {
     );
     assert_eq!(restored.len(SubQueue::Main), 2);
 }
+
+#[test]
+fn peek_session_browses_one_session_in_order_without_locking() {
+    let mut queue = entity(EntityConfig::default());
+    let a1 = send(&mut queue, in_session("a1", "a"), at(0));
+    send(&mut queue, in_session("b1", "b"), at(0));
+    let a2 = send(&mut queue, in_session("a2", "a"), at(0));
+    let a3 = send(&mut queue, in_session("a3", "a"), at(0));
+    let locked = queue
+        .receive_from_session("a", ReceiveMode::PeekLock, at(60_000), at(0))
+        .unwrap();
+    assert_eq!(locked.sequence, a1);
+    let all: Vec<_> = queue
+        .peek_session("a", SequenceNumber::FIRST, 10, at(1))
+        .iter()
+        .map(|delivery| (delivery.sequence, delivery.lock))
+        .collect();
+    assert_eq!(all, [(a1, None), (a2, None), (a3, None)]);
+    let page: Vec<_> = queue
+        .peek_session("a", a2, 1, at(1))
+        .iter()
+        .map(|delivery| delivery.sequence)
+        .collect();
+    assert_eq!(page, [a2]);
+    assert!(
+        queue
+            .peek_session("none", SequenceNumber::FIRST, 10, at(1))
+            .is_empty()
+    );
+    assert_eq!(queue.locks_held(), 1);
+    queue.check_invariants().unwrap();
+}

@@ -220,9 +220,7 @@ impl Entity {
     ) -> Vec<Delivery> {
         self.queue(queue)
             .range(from..)
-            .filter(|(_, message)| {
-                matches!(message.stage, Stage::Locked { .. }) || !is_expired(queue, message, now)
-            })
+            .filter(|(_, message)| is_visible_to_peek(queue, message, now))
             .take(max)
             .map(|(sequence, message)| message.delivery(sequence, None))
             .collect()
@@ -352,6 +350,12 @@ fn persisted_state(queue: SubQueue, message: &StoredMessage) -> PersistedState {
         dead_letter: message.dead_letter.clone(),
         properties: message.properties.clone(),
     }
+}
+
+/// Whether peek shows a message: locked ones always (they stay settle-able), others until they
+/// expire.
+fn is_visible_to_peek(queue: SubQueue, message: &StoredMessage, now: Timestamp) -> bool {
+    matches!(message.stage, Stage::Locked { .. }) || !is_expired(queue, message, now)
 }
 
 /// Whether a message's time to live has run out (dead-lettered messages never expire).

@@ -1,7 +1,7 @@
 //! Session support: the main queue's messages grouped by session id (AMQP `group-id`), for a
 //! session layer on top (`busbar-sessions`) that hands whole sessions to receivers.
 
-use super::{Entity, ReceiveMode, SubQueue};
+use super::{Entity, ReceiveMode, SubQueue, is_visible_to_peek};
 use crate::message::Delivery;
 use crate::time::{SequenceNumber, Timestamp};
 
@@ -20,6 +20,28 @@ impl Entity {
         self.handle_timeout(now);
         let sequence = self.main.sessions()?.first_available(session)?;
         self.deliver(SubQueue::Main, sequence, mode, locked_until)
+    }
+
+    /// Browses up to `max` main-queue messages of `session` from sequence number `from` on, in
+    /// order, like [`peek`](Entity::peek) (no lock, no count; messages already expired are left
+    /// out). O(log n) plus the size of the result.
+    pub fn peek_session(
+        &self,
+        session: &str,
+        from: SequenceNumber,
+        max: usize,
+        now: Timestamp,
+    ) -> Vec<Delivery> {
+        let Some(index) = self.main.sessions() else {
+            return Vec::new();
+        };
+        index
+            .stored_from(session, from)
+            .filter_map(|sequence| Some((sequence, self.main.get(sequence)?)))
+            .filter(|(_, message)| is_visible_to_peek(SubQueue::Main, message, now))
+            .take(max)
+            .map(|(sequence, message)| message.delivery(sequence, None))
+            .collect()
     }
 
     /// Whether `session` has a main-queue message a receive could hand out now (before running

@@ -1,5 +1,6 @@
-//! Secondary index of the main queue by session id (AMQP `group-id`): per session, how many
-//! messages are stored and which are available, so "next message of session X" is O(log n).
+//! Secondary index of the main queue by session id (AMQP `group-id`): per session, which
+//! messages are stored and which are available, so "next message of session X" and "peek
+//! session X" are O(log n).
 
 use crate::time::SequenceNumber;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -16,7 +17,7 @@ pub(crate) struct SessionIndex {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct SessionEntry {
-    stored: usize,
+    stored: BTreeSet<SequenceNumber>,
     available: BTreeSet<SequenceNumber>,
 }
 
@@ -24,10 +25,12 @@ impl SessionIndex {
     /// A message of `session` is now stored (`available` says whether it is receivable).
     pub(crate) fn add(&mut self, session: &str, sequence: SequenceNumber, available: bool) {
         match self.sessions.get_mut(session) {
-            Some(entry) => entry.stored += 1,
+            Some(entry) => {
+                entry.stored.insert(sequence);
+            }
             None => {
                 let entry = SessionEntry {
-                    stored: 1,
+                    stored: BTreeSet::from([sequence]),
                     available: BTreeSet::new(),
                 };
                 self.sessions.insert(session.to_owned(), entry);
@@ -44,8 +47,8 @@ impl SessionIndex {
             self.set_available(session, sequence, false);
         }
         if let Some(entry) = self.sessions.get_mut(session) {
-            entry.stored = entry.stored.saturating_sub(1);
-            if entry.stored == 0 {
+            entry.stored.remove(&sequence);
+            if entry.stored.is_empty() {
                 self.sessions.remove(session);
             }
         }
@@ -72,6 +75,18 @@ impl SessionIndex {
 
     pub(crate) fn first_available(&self, session: &str) -> Option<SequenceNumber> {
         self.sessions.get(session)?.available.first().copied()
+    }
+
+    /// Stored messages of `session` from `from` on, in sequence order.
+    pub(crate) fn stored_from(
+        &self,
+        session: &str,
+        from: SequenceNumber,
+    ) -> impl Iterator<Item = SequenceNumber> + '_ {
+        self.sessions
+            .get(session)
+            .into_iter()
+            .flat_map(move |entry| entry.stored.range(from..).copied())
     }
 
     pub(crate) fn sessions(&self) -> impl Iterator<Item = &str> {
