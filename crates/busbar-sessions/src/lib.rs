@@ -63,7 +63,8 @@
 //! * **Settle** (disposition or `update-disposition` with `session-id`):
 //!   [`SessionEntity::settle`]; [`SessionError::LockLost`] ⇒ `com.microsoft:session-lock-lost`
 //!   (rejected / 410), [`SessionError::MessageLockLost`] ⇒ `com.microsoft:message-lock-lost`.
-//!   `receive-by-sequence-number` with `session-id` ⇒ [`SessionEntity::receive_deferred`].
+//!   `receive-by-sequence-number` with `session-id` ⇒ [`SessionEntity::receive_deferred`];
+//!   `peek-message` with `session-id` ⇒ [`SessionEntity::peek`].
 //! * **`$management`** (find the receiver by `associated-link-name`):
 //!   `renew-session-lock` ⇒ [`SessionEntity::renew`] (`expiration` = the returned time);
 //!   `get-session-state` / `set-session-state` ⇒ [`SessionEntity::session_state`] /

@@ -444,3 +444,25 @@ fn a_session_handed_to_a_receiver_that_left_goes_to_the_next_waiter() {
     assert_eq!(text(&receive(&mut entity, &lock, at(3)).unwrap()), "m");
     entity.check_invariants().unwrap();
 }
+
+#[test]
+fn the_holder_peeks_only_its_session() {
+    let mut entity = entity();
+    let first = send(&mut entity, "s1", "s", at(0));
+    send(&mut entity, "t1", "t", at(0));
+    let second = send(&mut entity, "s2", "s", at(0));
+    let lock = entity.accept_named(ReceiverId(1), sid("s"), at(0)).unwrap();
+    let peeked: Vec<_> = entity
+        .peek(lock.owner, &lock.session, SequenceNumber(1), 10, at(1))
+        .unwrap()
+        .iter()
+        .map(|delivery| delivery.sequence)
+        .collect();
+    assert_eq!(peeked, [first, second]);
+    assert_eq!(
+        entity.peek(ReceiverId(2), &sid("t"), SequenceNumber(1), 10, at(1)),
+        Err(SessionError::LockLost(sid("t")))
+    );
+    // Peeking locks nothing: the first message is still the next one served.
+    assert_eq!(receive(&mut entity, &lock, at(2)).unwrap().sequence, first);
+}

@@ -201,6 +201,22 @@ impl SessionEntity {
         Ok(delivery)
     }
 
+    /// Browses up to `max` messages of the receiver's session from sequence number `from` on
+    /// (`peek-message` with `session-id`): no lock, no delivery counted. Fails with
+    /// [`SessionError::LockLost`] if the receiver no longer holds `session`.
+    pub fn peek(
+        &mut self,
+        owner: ReceiverId,
+        session: &SessionId,
+        from: SequenceNumber,
+        max: usize,
+        now: Timestamp,
+    ) -> Result<Vec<Delivery>, SessionError> {
+        self.handle_timeout(now);
+        self.held_by(owner, session)?;
+        Ok(self.core.peek_session(session.as_str(), from, max, now))
+    }
+
     /// Receives deferred messages of the receiver's session by sequence number, all or nothing:
     /// a number that is not a deferred message of this session fails with
     /// [`CoreError::MessageNotFound`]. Locks last as long as the session lock.
