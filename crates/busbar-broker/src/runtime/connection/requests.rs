@@ -196,18 +196,15 @@ impl BrokerConnection {
             .links
             .iter()
             .filter_map(|(link, kind)| match kind {
-                LinkKind::Replies(reply) if reply.node == node_key => {
-                    let named = reply_to
-                        .is_some_and(|to| reply.target.as_deref() == Some(to) || reply.name == to);
-                    let rank = if named {
-                        0
-                    } else if link.session == request_link.session {
-                        1
-                    } else {
-                        2
-                    };
-                    Some((*link, rank))
-                }
+                LinkKind::Replies(reply) if reply.node == node_key => Some((
+                    *link,
+                    reply_rank(
+                        reply.target.as_deref(),
+                        &reply.name,
+                        reply_to,
+                        link.session == request_link.session,
+                    ),
+                )),
                 _ => None,
             })
             .collect();
@@ -246,5 +243,39 @@ impl BrokerConnection {
                 return;
             }
         }
+    }
+}
+
+/// How well a reply link fits a request (lower is better): its target address or name equal to
+/// the request's reply-to (JS names the link, .NET gives its target, Python sends none), then a
+/// link in the request's own session, then any link of the node on the connection.
+fn reply_rank(target: Option<&str>, name: &str, reply_to: Option<&str>, same_session: bool) -> u8 {
+    let named = reply_to.is_some_and(|to| target == Some(to) || name == to);
+    if named {
+        0
+    } else if same_session {
+        1
+    } else {
+        2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reply_rank;
+
+    #[test]
+    fn reply_routing_prefers_reply_to_then_the_session() {
+        // .NET: reply-to is the receiver's target address.
+        assert_eq!(
+            reply_rank(Some("guid"), "mgmt:receiver", Some("guid"), false),
+            0
+        );
+        // JS: reply-to is the receiver's link name, its target has no address.
+        assert_eq!(reply_rank(None, "cbs-1", Some("cbs-1"), false), 0);
+        // Python: no reply-to; the link in the same session wins over others.
+        assert_eq!(reply_rank(Some("$cbs"), "x", None, true), 1);
+        assert_eq!(reply_rank(Some("$cbs"), "x", None, false), 2);
+        assert_eq!(reply_rank(Some("other"), "y", Some("guid"), true), 1);
     }
 }

@@ -179,8 +179,14 @@ impl BrokerConnection {
             }
             _ => false,
         };
-        if !sent && let (Some(token), Some(entity)) = (token, self.entity_for_release(link)) {
-            post_entity(&entity, EntityCommand::Release(vec![token]));
+        if !sent && let Some(entity) = self.entity_for_release(link) {
+            if let Some(token) = token {
+                post_entity(&entity, EntityCommand::Release(vec![token]));
+            }
+            // A flow reordered behind the link's detach may have registered it again.
+            if !matches!(self.links.get(&link), Some(LinkKind::Receiver(_))) {
+                post_entity(&entity, EntityCommand::Detach(self.receiver_key(link)));
+            }
         }
     }
 
