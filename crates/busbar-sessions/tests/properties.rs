@@ -1,20 +1,24 @@
 //! Property tests: random operations of competing session receivers with time jumps, checked
 //! after every step — per-session order is never violated, no two receivers ever hold one
 //! session, every message is in exactly one state and none is lost, failed operations change
-//! nothing.
+//! nothing, session state reads what was last set, and a restart from the persisted records
+//! keeps every message (unlocked, counts kept) and every session state.
 #![allow(clippy::unwrap_used)] // model driver outside #[test] functions
 
 mod common;
 
 use busbar_core::{
-    Delivery, EnqueueOutcome, EntitySnapshot, LockToken, MessageState, Outcome, Properties,
-    ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+    Delivery, EnqueueOutcome, Entity, EntitySnapshot, LockToken, MessageState, Outcome, Properties,
+    ReceiveMode, Record, SequenceNumber, SubQueue, Timestamp,
 };
-use busbar_sessions::{AcceptNext, ReceiverId, SessionEntity, SessionEvent, SessionId};
+use busbar_sessions::{
+    AcceptNext, LISTING_SENTINEL, ReceiverId, SessionEntity, SessionEvent, SessionId,
+    SessionLimits, SessionListing, StateRecord,
+};
 use bytes::Bytes;
 use common::*;
 use proptest::prelude::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 const SESSIONS: [&str; 3] = ["a", "b", "c"];
 const RECEIVERS: u64 = 3;
@@ -51,7 +55,13 @@ enum Op {
     },
     SetState {
         receiver: u64,
+        clear: bool,
     },
+    GetState {
+        receiver: u64,
+    },
+    /// Crash and restart from the simulated store.
+    Restart,
     Close {
         receiver: u64,
     },
@@ -76,7 +86,10 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (receiver.clone(), session.clone())
             .prop_map(|(receiver, session)| Op::ForeignSettle { receiver, session }),
         1 => receiver.clone().prop_map(|receiver| Op::Renew { receiver }),
-        1 => receiver.clone().prop_map(|receiver| Op::SetState { receiver }),
+        1 => (receiver.clone(), prop::bool::weighted(0.2))
+            .prop_map(|(receiver, clear)| Op::SetState { receiver, clear }),
+        1 => receiver.clone().prop_map(|receiver| Op::GetState { receiver }),
+        1 => Just(Op::Restart),
         2 => receiver.clone().prop_map(|receiver| Op::Close { receiver }),
         2 => (1..40_000i64).prop_map(|ms| Op::Advance { ms }),
     ]
@@ -90,6 +103,58 @@ struct Model {
     in_flight: HashMap<ReceiverId, Vec<LockToken>>,
     enqueued: BTreeSet<SequenceNumber>,
     removed: BTreeSet<SequenceNumber>,
+    states: HashMap<SessionId, Bytes>,
+}
+
+/// What the store keeps: messages as `(message, latest state)` per sequence, the high-water
+/// mark, and the entity's key/value entries.
+#[derive(Default)]
+struct Store {
+    messages: BTreeMap<i64, (Bytes, Bytes)>,
+    high_water: i64,
+    meta: BTreeMap<Bytes, Bytes>,
+}
+
+impl Store {
+    fn persist(&mut self, entity: &mut SessionEntity) {
+        for record in entity.drain_records() {
+            match record {
+                Record::Insert {
+                    sequence,
+                    message,
+                    state,
+                } => {
+                    self.high_water = self.high_water.max(sequence.0);
+                    self.messages.insert(sequence.0, (message, state));
+                }
+                Record::Update { sequence, state } => {
+                    self.messages.get_mut(&sequence.0).unwrap().1 = state;
+                }
+                Record::Remove { sequence } => {
+                    self.messages.remove(&sequence.0).unwrap();
+                }
+            }
+        }
+        for record in entity.drain_state_records() {
+            match record.value {
+                Some(value) => self.meta.insert(record.key, value),
+                None => self.meta.remove(&record.key),
+            };
+        }
+    }
+
+    fn restart(&self, seed: u128, now: Timestamp) -> SessionEntity {
+        let messages = self
+            .messages
+            .iter()
+            .map(|(sequence, (message, state))| (*sequence, message.clone(), state.clone()));
+        let core = Entity::restore(config(), seed, self.high_water, messages, now).unwrap();
+        let states = self
+            .meta
+            .iter()
+            .filter_map(|(key, value)| StateRecord::decode(key, value).unwrap());
+        SessionEntity::new(core, SessionLimits::default(), states)
+    }
 }
 
 /// The comparable state of the entity: the core's snapshot and who holds what.
@@ -149,6 +214,8 @@ fn check(entity: &SessionEntity, model: &Model) {
 fn run(ops: Vec<Op>) {
     let mut entity = entity();
     let mut model = Model::default();
+    let mut store = Store::default();
+    let mut restarts = 0u128;
     let mut now = 0i64;
     for op in ops {
         // What the entity looks like once due timers ran (every operation runs them first):
@@ -307,17 +374,54 @@ fn run(ops: Vec<Op>) {
                     .unwrap_or_else(|| sid("b"));
                 entity.renew(receiver, &session, at(now)).is_err()
             }
-            Op::SetState { receiver } => {
+            Op::SetState { receiver, clear } => {
                 let receiver = ReceiverId(receiver);
                 let session = model
                     .holding
                     .get(&receiver)
                     .cloned()
                     .unwrap_or_else(|| sid("c"));
-                let state = Some(Bytes::from(format!("state@{now}")));
-                entity
-                    .set_session_state(receiver, &session, state, at(now))
-                    .is_err()
+                let state = (!clear).then(|| Bytes::from(format!("state@{now}")));
+                match entity.set_session_state(receiver, &session, state.clone(), at(now)) {
+                    Ok(()) => {
+                        match state {
+                            Some(state) => model.states.insert(session, state),
+                            None => model.states.remove(&session),
+                        };
+                        false
+                    }
+                    Err(_) => true,
+                }
+            }
+            Op::GetState { receiver } => {
+                let receiver = ReceiverId(receiver);
+                let session = model
+                    .holding
+                    .get(&receiver)
+                    .cloned()
+                    .unwrap_or_else(|| sid("a"));
+                match entity.session_state(receiver, &session, at(now)) {
+                    Ok(state) => {
+                        assert_eq!(state.as_ref(), model.states.get(&session));
+                        false
+                    }
+                    Err(_) => true,
+                }
+            }
+            Op::Restart => {
+                store.persist(&mut entity);
+                let listing = SessionListing::from_request(LISTING_SENTINEL, 0, 100);
+                let sessions_before = entity.list_sessions(listing);
+                let messages_before = entity.core().snapshot().without_locks();
+                restarts += 1;
+                entity = store.restart(SEED ^ restarts, at(now));
+                // Locks are volatile and every connection is gone.
+                model.holding.clear();
+                model.waiting.clear();
+                model.in_flight.clear();
+                assert_eq!(entity.core().snapshot(), messages_before);
+                assert_eq!(entity.list_sessions(listing), sessions_before);
+                false
             }
             Op::Close { receiver } => {
                 let receiver = ReceiverId(receiver);
@@ -347,6 +451,7 @@ fn run(ops: Vec<Op>) {
         }
         apply_events(&mut entity, &mut model);
         check(&entity, &model);
+        store.persist(&mut entity);
         if let Some(deadline) = entity.poll_timeout() {
             assert!(deadline > Timestamp(0));
         }
