@@ -513,6 +513,7 @@ fn run_rabbitmq(tool: &Tool, scratch: &Path, out: &Path) -> Result<Vec<PathBuf>,
         let _ = Command::new("epmd")
             .args(["-kill"])
             .env("ERL_EPMD_ADDRESS", "127.0.0.1")
+            .stdout(Stdio::null())
             .status();
     }
     result

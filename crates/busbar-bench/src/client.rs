@@ -73,6 +73,8 @@ pub(crate) struct Tally {
     pub(crate) not_accepted: u64,
     /// Latencies in microseconds.
     pub(crate) latencies: Histogram<u64>,
+    /// When the loop ended (before any link or connection is closed).
+    pub(crate) finished: Instant,
 }
 
 impl Tally {
@@ -82,6 +84,7 @@ impl Tally {
             completed: 0,
             not_accepted: 0,
             latencies: latency_histogram(),
+            finished: Instant::now(),
         }
     }
 
@@ -236,6 +239,7 @@ pub(crate) async fn send_loop(
     while !pending.is_empty() {
         settle_oldest(&mut pending, &mut tally).await?;
     }
+    tally.finished = Instant::now();
     Ok(tally)
 }
 
@@ -308,5 +312,6 @@ pub(crate) async fn receive_loop(
         tally.completed += 1;
         progress.consumed.fetch_add(1, Ordering::Relaxed);
     }
+    tally.finished = Instant::now();
     Ok(tally)
 }

@@ -334,7 +334,6 @@ impl Runner {
         for task in consumer_tasks {
             merge(&mut received, &join(task).await?);
         }
-        let elapsed = started.elapsed();
         let after = self.probe.and_then(|probe| probe.sample());
         let tally = if flow.consumers_per_queue == 0 {
             sent
@@ -349,8 +348,8 @@ impl Runner {
         };
         Ok(Measured {
             broker: usage(before, after, tally.completed),
+            elapsed: tally.finished.saturating_duration_since(started),
             tally,
-            elapsed,
         })
     }
 
@@ -404,6 +403,7 @@ fn usage(
 fn merge(into: &mut Tally, from: &Tally) {
     into.completed += from.completed;
     into.not_accepted += from.not_accepted;
+    into.finished = into.finished.max(from.finished);
     // Both histograms have the same bounds, so adding cannot fail; saturate if it ever did.
     if into.latencies.add(&from.latencies).is_err() {
         into.latencies.saturating_record(from.latencies.max());
