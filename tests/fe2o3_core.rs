@@ -1,6 +1,7 @@
 //! The broker's core paths driven by fe2o3-amqp, an independent AMQP 1.0 client, against the
 //! real binary: SASL PLAIN with the emulator key, send and peek-lock receive, abandon, reject to
-//! the dead-letter queue, receive-and-delete, unknown entity, oversize message.
+//! the dead-letter queue, receive-and-delete, unknown entity, oversize message, and a topic
+//! send copied to the subscription whose correlation rule matches.
 
 #![allow(clippy::unwrap_used)]
 
@@ -12,7 +13,7 @@ use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::link::receiver::CreditMode;
 use fe2o3_amqp::session::SessionHandle;
 use fe2o3_amqp::types::definitions::{ReceiverSettleMode, SenderSettleMode};
-use fe2o3_amqp::types::messaging::{Modified, Outcome};
+use fe2o3_amqp::types::messaging::{Message, Modified, Outcome, Properties};
 use fe2o3_amqp::types::primitives::Value;
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 
@@ -221,4 +222,42 @@ async fn oversize_message_is_rejected_and_the_link_stays_usable() {
         Ok(other) => panic!("oversize message not refused: {other:?}"),
     }
     send(&mut sender, "small").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topic_sends_reach_the_subscriptions_whose_rules_match() {
+    // The default configuration: subscription.1 selects content type application/json.
+    let broker = Broker::default_in_memory();
+    let (_connection, mut session) = connect(&broker).await;
+    let mut sender = step(Sender::attach(&mut session, "sender", "topic.1"))
+        .await
+        .unwrap();
+    for (body, content_type) in [
+        ("json", "application/json"),
+        ("text", "text/plain"),
+        ("end", "application/json"),
+    ] {
+        let message = Message::builder()
+            .properties(Properties::builder().content_type(content_type).build())
+            .value(body.to_owned())
+            .build();
+        let outcome = step(sender.send(message)).await.unwrap();
+        assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+    }
+    let mut receiver = peek_lock_receiver(
+        &mut session,
+        "receiver",
+        "topic.1/Subscriptions/subscription.1",
+    )
+    .await;
+    let mut received = Vec::new();
+    loop {
+        let delivery = step(receiver.recv::<String>()).await.unwrap();
+        step(receiver.accept(&delivery)).await.unwrap();
+        received.push(delivery.body().clone());
+        if delivery.body() == "end" {
+            break;
+        }
+    }
+    assert_eq!(received, ["json", "end"]);
 }

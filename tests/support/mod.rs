@@ -18,7 +18,7 @@ pub struct Broker {
     child: Child,
     pub port: u16,
     pub data_dir: Option<PathBuf>,
-    pub config: PathBuf,
+    pub config: Option<PathBuf>,
 }
 
 /// A fresh directory under the cargo target's test scratch space.
@@ -58,20 +58,26 @@ impl Broker {
     pub fn in_memory(queues: &[&str]) -> Broker {
         let dir = scratch_dir("busbar-e2e");
         let config = write_config(&dir, queues);
-        Broker::spawn(config, None)
+        Broker::spawn(Some(config), None)
+    }
+
+    /// Starts a broker with in-memory storage and the built-in default configuration (the
+    /// emulator's `queue.1`, `topic.1` and `subscription.1`).
+    pub fn default_in_memory() -> Broker {
+        Broker::spawn(None, None)
     }
 
     /// Starts a broker on `data_dir` (file storage) with `config`.
     pub fn on_disk(config: PathBuf, data_dir: PathBuf) -> Broker {
-        Broker::spawn(config, Some(data_dir))
+        Broker::spawn(Some(config), Some(data_dir))
     }
 
-    fn spawn(config: PathBuf, data_dir: Option<PathBuf>) -> Broker {
+    fn spawn(config: Option<PathBuf>, data_dir: Option<PathBuf>) -> Broker {
         let mut command = Command::new(env!("CARGO_BIN_EXE_busbar"));
-        command
-            .arg("--config")
-            .arg(&config)
-            .args(["--listen", "127.0.0.1:0"]);
+        command.args(["--listen", "127.0.0.1:0"]);
+        if let Some(config) = &config {
+            command.arg("--config").arg(config);
+        }
         match &data_dir {
             Some(dir) => command.arg("--data-dir").arg(dir),
             None => command.arg("--memory"),
