@@ -279,3 +279,75 @@ fn protocol_headers_parse_as_their_own_step() {
     assert_eq!(&ProtocolHeader::Sasl.to_bytes(), b"AMQP\x03\x01\x00\x00");
     assert_eq!(&ProtocolHeader::Amqp.to_bytes(), b"AMQP\x00\x01\x00\x00");
 }
+
+#[test]
+fn lenient_peers_string_keys_and_narrow_integers_are_accepted() {
+    // JS dead-letters with `rejected.error.info` keyed by strings (sdk-wire.md).
+    let info = Value::Map(vec![
+        (Value::from("DeadLetterReason"), Value::from("why")),
+        (Value::from("DeadLetterErrorDescription"), Value::Null),
+    ]);
+    let error = Value::described(
+        Descriptor::Code(0x1d),
+        Value::List(vec![
+            Value::Symbol(Symbol::from("com.microsoft:dead-letter")),
+            Value::Null,
+            info,
+        ]),
+    );
+    let rejected = Value::described(Descriptor::Code(0x25), Value::List(vec![error]));
+    let annotations = Value::Map(vec![(Value::from("retry"), Value::Int(1))]);
+    let modified = Value::described(
+        Descriptor::Code(0x27),
+        Value::List(vec![Value::Null, Value::Bool(false), annotations]),
+    );
+    for (state, check) in [(rejected, 0), (modified, 1)] {
+        let disposition = Value::described(
+            Descriptor::Code(0x15),
+            Value::List(vec![
+                Value::Bool(true),
+                Value::Uint(3),
+                Value::Null,
+                Value::Bool(false),
+                state,
+            ]),
+        );
+        let Performative::Disposition(d) = Performative::from_value(disposition).unwrap() else {
+            panic!("not a disposition");
+        };
+        match (check, d.state) {
+            (0, Some(DeliveryState::Rejected(r))) => {
+                let info = r.error.unwrap().info.unwrap();
+                assert_eq!(info.get("DeadLetterReason"), Some(&Value::from("why")));
+            }
+            (1, Some(DeliveryState::Modified(m))) => {
+                assert_eq!(
+                    m.message_annotations.unwrap().get("retry"),
+                    Some(&Value::Int(1))
+                );
+            }
+            (_, state) => panic!("unexpected state {state:?}"),
+        }
+    }
+    // max-message-size is a ulong; a uint is widened.
+    let attach = Value::described(
+        Descriptor::Code(0x12),
+        Value::List(vec![
+            Value::from("l"),
+            Value::Uint(0),
+            Value::Bool(false),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Uint(262_144),
+        ]),
+    );
+    let Performative::Attach(attach) = Performative::from_value(attach).unwrap() else {
+        panic!("not an attach");
+    };
+    assert_eq!(attach.max_message_size, Some(262_144));
+}

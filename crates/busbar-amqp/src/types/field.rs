@@ -53,13 +53,16 @@ impl<T: Field> Field for Box<T> {
     }
 }
 
-/// Implements `Field` for a type that maps onto one `Value` variant without allocation.
+/// Implements `Field` for a type that maps onto one `Value` variant without allocation. Listed
+/// narrower variants of the same signedness are widened on decode (lenient peers send a `uint`
+/// where a `ulong` is due); encoding always uses the field's own type.
 macro_rules! scalar_field {
-    ($ty:ty, $variant:ident, $name:literal) => {
+    ($ty:ty, $variant:ident, $name:literal $(, $narrower:ident)*) => {
         impl Field for $ty {
             fn from_value(value: Value) -> Result<Self, DecodeError> {
                 match value {
                     Value::$variant(v) => Ok(v),
+                    $( Value::$narrower(v) => Ok(<$ty>::from(v)), )*
                     other => Err(mismatch($name, &other)),
                 }
             }
@@ -76,10 +79,10 @@ macro_rules! scalar_field {
 scalar_field!(bool, Bool, "boolean");
 scalar_field!(u8, Ubyte, "ubyte");
 scalar_field!(u16, Ushort, "ushort");
-scalar_field!(u32, Uint, "uint");
-scalar_field!(u64, Ulong, "ulong");
+scalar_field!(u32, Uint, "uint", Ubyte, Ushort);
+scalar_field!(u64, Ulong, "ulong", Ubyte, Ushort, Uint);
 scalar_field!(i32, Int, "int");
-scalar_field!(i64, Long, "long");
+scalar_field!(i64, Long, "long", Byte, Short, Int);
 scalar_field!(Timestamp, Timestamp, "timestamp");
 scalar_field!(Uuid, Uuid, "uuid");
 
@@ -219,7 +222,7 @@ pub(crate) fn encode_map_field<K: Field, B: BufMut>(entries: &[(K, Value)], buf:
 }
 
 /// A symbol-keyed map (`fields` in the spec): connection, session and link properties, filters,
-/// error info. Wire order is kept.
+/// error info. Wire order is kept; string keys from lenient peers are read as symbols.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Fields(pub Vec<(Symbol, Value)>);
 
@@ -243,9 +246,14 @@ impl Field for Fields {
         let Value::Map(entries) = value else {
             return Err(mismatch("map", &value));
         };
+        // Keys should be symbols, but the JS SDK sends `rejected.error.info` with string keys
+        // (sdk-wire.md §settlement); refusing them would close the connection over a settlement.
         entries
             .into_iter()
-            .map(|(key, value)| Ok((Symbol::from_value(key)?, value)))
+            .map(|(key, value)| match key {
+                Value::String(text) => Ok((Symbol::from(text), value)),
+                key => Ok((Symbol::from_value(key)?, value)),
+            })
             .collect::<Result<_, _>>()
             .map(Fields)
     }
@@ -257,27 +265,22 @@ impl Field for Fields {
     }
 }
 
-/// An annotations map (keys are symbols or ulongs): message and delivery annotations, and the
-/// `message-annotations` of a `modified` outcome. Wire order is kept.
+/// An annotations map (keys are symbols or ulongs; string keys, which some SDKs send in a
+/// `modified` outcome's annotations, are accepted and kept as strings): message and delivery
+/// annotations, and the `message-annotations` of a `modified` outcome. Wire order is kept.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Annotations(pub Vec<(Value, Value)>);
 
 impl Annotations {
-    /// The value of the first entry whose symbol key is `key`.
+    /// The value of the first entry whose symbol (or string) key is `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0
-            .iter()
-            .find(|(k, _)| matches!(k, Value::Symbol(s) if s.as_str() == key))
-            .map(|(_, v)| v)
+        self.0.iter().find(|(k, _)| k.is_key(key)).map(|(_, v)| v)
     }
 
-    /// Sets `key` (a symbol) to `value`, replacing an existing entry in place or appending.
+    /// Sets `key` to `value`, replacing an existing entry in place or appending one with a
+    /// symbol key.
     pub fn set(&mut self, key: &str, value: Value) {
-        match self
-            .0
-            .iter_mut()
-            .find(|(k, _)| matches!(k, Value::Symbol(s) if s.as_str() == key))
-        {
+        match self.0.iter_mut().find(|(k, _)| k.is_key(key)) {
             Some(entry) => entry.1 = value,
             None => self.0.push((Value::Symbol(Symbol::from(key)), value)),
         }
@@ -289,9 +292,9 @@ impl Field for Annotations {
         let entries = Vec::<(Value, Value)>::from_value(value)?;
         match entries
             .iter()
-            .find(|(k, _)| !matches!(k, Value::Symbol(_) | Value::Ulong(_)))
+            .find(|(k, _)| !matches!(k, Value::Symbol(_) | Value::Ulong(_) | Value::String(_)))
         {
-            Some((key, _)) => Err(mismatch("symbol or ulong key", key)),
+            Some((key, _)) => Err(mismatch("symbol, ulong or string key", key)),
             None => Ok(Self(entries)),
         }
     }
