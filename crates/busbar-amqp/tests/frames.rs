@@ -351,3 +351,23 @@ fn lenient_peers_string_keys_and_narrow_integers_are_accepted() {
     };
     assert_eq!(attach.max_message_size, Some(262_144));
 }
+
+#[test]
+fn extended_frame_headers_are_skipped() {
+    // doff = 3: four bytes of extended header (ignored) before the body.
+    let mut body = BytesMut::new();
+    Performative::End(End { error: None }).encode(&mut body);
+    let mut wire = vec![0, 0, 0, 0, 3, 0, 0, 9, 0xde, 0xad, 0xbe, 0xef];
+    wire.extend_from_slice(&body);
+    let size = u32::try_from(wire.len()).unwrap().to_be_bytes();
+    wire[..4].copy_from_slice(&size);
+    let frames = decode_at_every_split(&wire, 512);
+    assert_eq!(
+        frames,
+        vec![Frame::Amqp(AmqpFrame {
+            channel: 9,
+            performative: Performative::End(End { error: None }),
+            payload: Bytes::new(),
+        })]
+    );
+}
