@@ -371,3 +371,105 @@ fn extended_frame_headers_are_skipped() {
         })]
     );
 }
+
+fn arbitrary_state() -> impl proptest::strategy::Strategy<Value = Option<DeliveryState>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(None),
+        Just(Some(DeliveryState::Accepted(Accepted {}))),
+        Just(Some(DeliveryState::Released(Released {}))),
+        (any::<u32>(), any::<u64>()).prop_map(|(n, o)| Some(DeliveryState::Received(Received {
+            section_number: n,
+            section_offset: o,
+        }))),
+        (any::<Option<bool>>(), any::<Option<bool>>()).prop_map(|(f, u)| Some(
+            DeliveryState::Modified(Modified {
+                delivery_failed: f,
+                undeliverable_here: u,
+                message_annotations: None,
+            })
+        )),
+        "[a-z:-]{1,30}".prop_map(|c| Some(DeliveryState::Rejected(Rejected {
+            error: Some(AmqpError::new(&c, "d")),
+        }))),
+    ]
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_transfers_flows_and_dispositions_round_trip(
+        (handle, id, tag, format, settled, more, state) in (
+            proptest::prelude::any::<u32>(),
+            proptest::prelude::any::<Option<u32>>(),
+            proptest::option::of(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..32)),
+            proptest::prelude::any::<Option<u32>>(),
+            proptest::prelude::any::<Option<bool>>(),
+            proptest::prelude::any::<bool>(),
+            arbitrary_state(),
+        ),
+        (credit, count, window, drain, split) in (
+            proptest::prelude::any::<Option<u32>>(),
+            proptest::prelude::any::<Option<u32>>(),
+            proptest::prelude::any::<u32>(),
+            proptest::prelude::any::<bool>(),
+            proptest::prelude::any::<proptest::sample::Index>(),
+        ),
+    ) {
+        let transfer = Transfer {
+            handle: Handle(handle),
+            delivery_id: id.map(DeliveryNumber),
+            delivery_tag: tag.map(Bytes::from),
+            message_format: format.map(MessageFormat),
+            settled,
+            more,
+            state: state.clone(),
+            ..Transfer::new(Handle(0))
+        };
+        let flow = Flow {
+            next_incoming_id: id.map(TransferNumber),
+            incoming_window: window,
+            next_outgoing_id: TransferNumber(handle),
+            outgoing_window: window,
+            handle: Some(Handle(handle)),
+            delivery_count: count.map(SequenceNo),
+            link_credit: credit,
+            available: None,
+            drain,
+            echo: !drain,
+            properties: None,
+        };
+        let disposition = Disposition {
+            role: if more { Role::Sender } else { Role::Receiver },
+            first: DeliveryNumber(handle),
+            last: id.map(DeliveryNumber),
+            settled: drain,
+            state,
+            batchable: more,
+        };
+        let performatives =
+            vec![Performative::from(transfer), flow.into(), disposition.into()];
+        let mut wire = BytesMut::new();
+        for p in &performatives {
+            encode_amqp_frame(1, p, b"", &mut wire);
+        }
+        let at = split.index(wire.len() + 1);
+        let mut decoder = FrameDecoder::new(1 << 16);
+        let mut buf = BytesMut::from(&wire[..at]);
+        let mut frames = Vec::new();
+        while let Some(frame) = decoder.decode(&mut buf).unwrap() {
+            frames.push(frame);
+        }
+        buf.extend_from_slice(&wire[at..]);
+        while let Some(frame) = decoder.decode(&mut buf).unwrap() {
+            frames.push(frame);
+        }
+        let decoded: Vec<Performative> = frames
+            .into_iter()
+            .map(|f| match f {
+                Frame::Amqp(frame) => frame.performative,
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        proptest::prop_assert_eq!(decoded, performatives);
+    }
+}
