@@ -63,6 +63,7 @@ QUEUES = {
     "q-volume": {},
     "q-oversize": {},
     "q-auth": {},
+    "q-auth-receive": {},
     "q-restart": {},
     "q-reconnect": {},
 }

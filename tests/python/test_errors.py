@@ -62,12 +62,12 @@ def test_wrong_sas_key_raises_an_authentication_error_and_nothing_is_sent(broker
 
 def test_wrong_sas_key_cannot_receive(broker):
     with strict_client(broker.connection_string) as client:
-        with client.get_queue_sender("q-auth") as sender:
+        with client.get_queue_sender("q-auth-receive") as sender:
             sender.send_messages(ServiceBusMessage("secret"))
     wrong = connection_string(broker.port, key="NOT_THE_KEY")
     with strict_client(wrong) as client:
         with pytest.raises(ServiceBusAuthenticationError):
-            with client.get_queue_receiver("q-auth") as receiver:
+            with client.get_queue_receiver("q-auth-receive") as receiver:
                 receiver.receive_messages(max_message_count=1, max_wait_time=5)
     with strict_client(broker.connection_string) as client:
-        assert bodies(peek_all(client, "q-auth")) == ["secret"]
+        assert bodies(peek_all(client, "q-auth-receive")) == ["secret"]
