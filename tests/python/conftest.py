@@ -69,8 +69,34 @@ QUEUES = {
 }
 
 
-def emulator_config(queues):
-    """The emulator's `Config.json` document declaring `queues` (name -> properties)."""
+# One topic: "all" has no rules (Service Bus's $Default rule, every message), "json" keeps only
+# messages whose content type is application/json.
+TOPICS = [
+    {
+        "Name": "t-fanout",
+        "Properties": {},
+        "Subscriptions": [
+            {"Name": "all", "Properties": {}, "Rules": []},
+            {
+                "Name": "json",
+                "Properties": {},
+                "Rules": [
+                    {
+                        "Name": "json-only",
+                        "Properties": {
+                            "FilterType": "Correlation",
+                            "CorrelationFilter": {"ContentType": "application/json"},
+                        },
+                    }
+                ],
+            },
+        ],
+    }
+]
+
+
+def emulator_config(queues, topics=()):
+    """The emulator's `Config.json` document declaring `queues` (name -> properties), `topics`."""
     return {
         "UserConfig": {
             "Namespaces": [
@@ -80,7 +106,7 @@ def emulator_config(queues):
                         {"Name": name, "Properties": properties}
                         for name, properties in queues.items()
                     ],
-                    "Topics": [],
+                    "Topics": list(topics),
                 }
             ],
             "Logging": {"Type": "Console"},
@@ -119,7 +145,7 @@ class Broker:
         arguments = [self.binary, "--data-dir", str(self.data_dir), "--listen", listen]
         if self.config is not None:
             config_path = self.workdir / "Config.json"
-            config_path.write_text(json.dumps(emulator_config(self.config), indent=2))
+            config_path.write_text(json.dumps(emulator_config(self.config, TOPICS), indent=2))
             arguments += ["--config", str(config_path)]
         self._log_path = self.workdir / f"broker-{self.starts}.log"
         log = open(self._log_path, "wb")
