@@ -106,6 +106,38 @@ fn cbs_put_token_from_send_one() {
 }
 
 #[test]
+fn trace_messages_survive_transfer_framing_split_at_every_byte() {
+    use busbar_amqp::frame::{AmqpFrame, Frame, encode_transfer};
+    use busbar_amqp::performatives::{Handle, Performative, Transfer};
+    for (_, _, payload) in trace_transfers(SEND_ONE).into_iter().take(2) {
+        let mut wire = bytes::BytesMut::new();
+        // 128-byte frames: the message spans several transfer frames.
+        encode_transfer(1, &Transfer::new(Handle(0)), &payload, 128, &mut wire).unwrap();
+        let frames = common::decode_at_every_split(&wire, 512);
+        let mut reassembled = Vec::new();
+        for frame in frames {
+            let Frame::Amqp(AmqpFrame {
+                performative: Performative::Transfer(_),
+                payload,
+                ..
+            }) = frame
+            else {
+                panic!("not a transfer: {frame:?}");
+            };
+            reassembled.extend_from_slice(&payload);
+        }
+        let message = Message::parse(Bytes::from(reassembled)).unwrap();
+        assert_eq!(message.as_bytes(), &payload);
+        assert_eq!(
+            message.application_properties().unwrap(),
+            Message::from_bytes(payload)
+                .application_properties()
+                .unwrap()
+        );
+    }
+}
+
+#[test]
 fn management_messages_from_mgmt_ops() {
     let transfers = trace_transfers(MGMT_OPS);
     let requests: Vec<Message> = transfers
