@@ -109,6 +109,7 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
         packages.extend(["-p", "busbar"]);
     }
     cargo(&packages, &[])?;
+    let started = Instant::now();
     let tool = Tool {
         path: target.join("release/busbar-bench"),
         quick: options.quick,
@@ -144,7 +145,11 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
     let path = out.join("comparison.md");
     std::fs::write(&path, &table).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("{table}");
-    eprintln!("xtask bench: reports in {}", out.display());
+    eprintln!(
+        "xtask bench: brokers and scenarios took {:.0} s after the build; reports in {}",
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
     Ok(())
 }
 
