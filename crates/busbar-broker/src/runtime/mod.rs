@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use busbar_amqp::driver::{DriverConfig, Shutdown, serve};
 use busbar_amqp::engine::ConnectionConfig;
-use busbar_core::CoreError;
+use busbar_core::{CoreError, SubQueue};
 use busbar_store::{GroupCommit, GroupCommitOptions, Storage, StoreError};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -80,6 +80,9 @@ pub(crate) struct Shared {
 ///
 /// At start-up every entity is restored from what `storage` recovers; entity ids are kept in the
 /// store, so a restart maps the same names to the same ids.
+///
+/// Must run on tokio's multi-thread runtime: entity tasks wait for room in the store writer's
+/// bounded queue with `block_in_place`.
 pub async fn run<S, F>(
     config: &Config,
     mut storage: S,
@@ -104,6 +107,12 @@ where
                 source,
             }
         })?;
+        tracing::info!(
+            entity = %spec.path,
+            messages = entity.len(SubQueue::Main),
+            dead_lettered = entity.len(SubQueue::DeadLetter),
+            "entity restored"
+        );
         entities.push((spec, entity));
     }
     drop(recovered);

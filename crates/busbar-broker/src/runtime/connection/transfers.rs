@@ -220,7 +220,8 @@ impl BrokerConnection {
             .collect();
         let inbox = receiver.entity.inbox.clone();
         let sub_queue = receiver.sub_queue;
-        let mut unknown = update.first != update.last || !ids.contains(&update.first);
+        // A single delivery we hold no lock for (settled before, or never ours) cannot settle.
+        let unknown = update.first == update.last && !ids.contains(&update.first);
         for delivery_id in ids {
             let Some(token) = receiver.unsettled.remove(&delivery_id) else {
                 continue;
@@ -249,8 +250,6 @@ impl BrokerConnection {
                 },
             );
         }
-        // A single delivery we hold no lock for (settled before, or never ours) cannot settle.
-        unknown &= update.first == update.last;
         if unknown && !update.settled {
             self.settle_echo(
                 link,
