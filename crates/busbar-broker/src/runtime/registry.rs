@@ -117,7 +117,10 @@ pub(crate) fn build(
         };
         for subscription in &topic.subscriptions {
             let path = format!("{}/Subscriptions/{}", topic.name, subscription.name);
-            let handle = open(path, entity_config(&subscription.delivery, None));
+            // A topic's duplicate detection applied at each subscription drops exactly the
+            // copies a topic-level check would have dropped.
+            let config = entity_config(&subscription.delivery, Some(topic.duplicate_detection));
+            let handle = open(path, config);
             registry.subscriptions.insert(
                 (topic.name.clone(), subscription.name.clone()),
                 handle.clone(),

@@ -1,0 +1,154 @@
+//! The entity task against `MemoryStorage`: replies wait for durability, store failures are
+//! reported as a retriable condition, refusals map to the Service Bus errors.
+
+use std::sync::mpsc as std_mpsc;
+use std::time::Duration;
+
+use busbar_amqp::message::MessageBuilder;
+use busbar_core::{EntityConfig, NewMessage, Outcome, SequenceNumber, SubQueue};
+use busbar_store::{EntityId, GroupCommit, GroupCommitOptions, MemoryStorage, Storage};
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use super::EntityTask;
+use crate::errors::BrokerError;
+use crate::runtime::clock::Clock;
+use crate::runtime::mailbox::EntityCommand;
+use crate::runtime::management::{Operation, OperationResult};
+
+/// Failure guard for replies that must come; never reached when the code is right.
+const GUARD: Duration = Duration::from_secs(10);
+
+struct Harness {
+    inbox: mpsc::Sender<EntityCommand>,
+    writer: GroupCommit<MemoryStorage>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+fn start(storage: MemoryStorage) -> Harness {
+    let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
+    let entity = busbar_core::Entity::new(EntityConfig::default(), 7).unwrap();
+    let task = EntityTask::new(entity, EntityId(1), Clock::anchored_now(), writer.handle());
+    let (inbox, receiver) = mpsc::channel(16);
+    let task = tokio::spawn(task.run(receiver));
+    Harness {
+        inbox,
+        writer,
+        task,
+    }
+}
+
+impl Harness {
+    /// Runs an operation and waits for its reply.
+    async fn execute(&self, operation: Operation) -> Result<OperationResult, BrokerError> {
+        let (done, outcome) = std_mpsc::channel();
+        self.inbox
+            .send(EntityCommand::Execute {
+                sub_queue: SubQueue::Main,
+                operation,
+                reply: Box::new(move |result| {
+                    let _ = done.send(result);
+                }),
+            })
+            .await
+            .unwrap();
+        tokio::task::spawn_blocking(move || outcome.recv_timeout(GUARD).unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// Stops the task and the writer; returns what the storage holds after a restart.
+    async fn stop(self) -> MemoryStorage {
+        drop(self.inbox);
+        self.task.await.unwrap();
+        let writer = self.writer;
+        tokio::task::spawn_blocking(move || writer.shutdown().unwrap())
+            .await
+            .unwrap()
+            .restart()
+    }
+}
+
+fn message(id: &str) -> NewMessage {
+    NewMessage {
+        payload: MessageBuilder::new()
+            .data(Bytes::from(id.to_owned()))
+            .build()
+            .into_bytes(),
+        message_id: Some(Bytes::from(id.to_owned())),
+        ..NewMessage::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acknowledged_send_is_durable() {
+    let harness = start(MemoryStorage::new());
+    let result = harness
+        .execute(Operation::Enqueue(vec![message("a"), message("b")]))
+        .await;
+    assert!(matches!(result, Ok(OperationResult::SequenceNumbers(ref s)) if s.len() == 2));
+    let mut storage = harness.stop().await;
+    assert_eq!(storage.recover().unwrap().messages.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_sync_is_reported_as_store_unavailable() {
+    let mut storage = MemoryStorage::new();
+    storage.fail_next_sync();
+    let harness = start(storage);
+    let result = harness
+        .execute(Operation::Enqueue(vec![message("a")]))
+        .await;
+    let Err(error) = result else {
+        panic!("a send whose sync failed was acknowledged");
+    };
+    assert!(matches!(error, BrokerError::StoreUnavailable { .. }));
+    // server-busy is the condition every SDK retries.
+    let wire = error.to_wire(&crate::errors::ErrorScope {
+        namespace: "ns",
+        entity: "q",
+        tracking_id: crate::errors::TrackingId::random(),
+        now_unix_millis: 0,
+    });
+    assert_eq!(wire.condition, "com.microsoft:server-busy");
+    let mut storage = harness.stop().await;
+    assert!(storage.recover().unwrap().messages.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_map_to_the_service_bus_errors_and_change_nothing() {
+    let harness = start(MemoryStorage::new());
+    harness
+        .execute(Operation::Enqueue(vec![message("a")]))
+        .await
+        .unwrap();
+    let unknown = busbar_core::LockToken::from_bytes([9; 16]);
+    assert_eq!(
+        harness.execute(Operation::RenewLock(vec![unknown])).await,
+        Err(BrokerError::MessageLockLost)
+    );
+    assert_eq!(
+        harness
+            .execute(Operation::Settle {
+                tokens: vec![unknown],
+                outcome: Outcome::Complete,
+            })
+            .await,
+        Err(BrokerError::MessageLockLost)
+    );
+    assert_eq!(
+        harness
+            .execute(Operation::CancelScheduled(vec![SequenceNumber(1)]))
+            .await,
+        Err(BrokerError::MessageNotFound { sequence_number: 1 })
+    );
+    let peeked = harness
+        .execute(Operation::Peek {
+            from: SequenceNumber(1),
+            count: 10,
+        })
+        .await;
+    assert!(matches!(peeked, Ok(OperationResult::Messages(ref m)) if m.len() == 1));
+    let mut storage = harness.stop().await;
+    assert_eq!(storage.recover().unwrap().messages.len(), 1);
+}
