@@ -12,6 +12,7 @@ mod memory;
 mod record;
 mod recovered;
 mod storage;
+mod sync;
 
 pub use error::StoreError;
 pub use file::{FileOptions, FileStorage};
