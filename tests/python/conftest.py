@@ -35,6 +35,7 @@ QUEUES = {
     "q-complete": {},
     "q-abandon": {"MaxDeliveryCount": 10},
     "q-dead-letter": {},
+    "q-dead-letter-bare": {},
     "q-defer": {},
     "q-deferred-dead-letter": {},
     "q-peek": {},

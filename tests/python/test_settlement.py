@@ -57,6 +57,18 @@ def test_dead_letter_moves_the_message_to_the_readable_dead_letter_queue(client)
     assert peek_all(client, "q-dead-letter", sub_queue=DLQ) == []
 
 
+def test_dead_letter_without_a_reason(client):
+    # The SDK then sends null reason and description in the rejected outcome's info map.
+    send_texts(client, "q-dead-letter-bare", ["no reason given"])
+    with client.get_queue_receiver("q-dead-letter-bare") as receiver:
+        receiver.dead_letter_message(receive_one(receiver))
+    assert peek_all(client, "q-dead-letter-bare") == []
+    (dead,) = peek_all(client, "q-dead-letter-bare", sub_queue=DLQ)
+    assert body_text(dead) == "no reason given"
+    assert not dead.dead_letter_reason
+    assert not dead.dead_letter_error_description
+
+
 def test_defer_then_receive_by_sequence_number_and_complete(client):
     send_texts(client, "q-defer", ["later", "now"])
     with client.get_queue_receiver("q-defer") as receiver:
