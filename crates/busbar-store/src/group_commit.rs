@@ -90,7 +90,8 @@ impl Shared {
 /// storage reports [`StoreError::Poisoned`]): nothing is retried, nothing acknowledged.
 pub struct GroupCommit<S> {
     shared: Arc<Shared>,
-    thread: JoinHandle<S>,
+    /// Taken by `shutdown` (or `drop`), which join it.
+    thread: Option<JoinHandle<S>>,
 }
 
 /// Submits records to a [`GroupCommit`] writer; cheap to clone and share between threads.
@@ -113,7 +114,10 @@ impl<S: Storage + 'static> GroupCommit<S> {
             .name("busbar-store-writer".into())
             .spawn(move || run_writer(storage, &writer_shared, options.compaction))
             .map_err(|e| StoreError::io("spawn writer thread", "", e))?;
-        Ok(GroupCommit { shared, thread })
+        Ok(GroupCommit {
+            shared,
+            thread: Some(thread),
+        })
     }
 
     /// A handle to submit records with.
@@ -126,11 +130,33 @@ impl<S: Storage + 'static> GroupCommit<S> {
     /// Stops taking submissions, lets the writer commit everything already queued (calling
     /// every completion), and returns the storage. Later submissions complete with
     /// [`StoreError::Closed`].
-    pub fn shutdown(self) -> std::thread::Result<S> {
+    pub fn shutdown(mut self) -> std::thread::Result<S> {
+        self.close();
+        match self.thread.take() {
+            Some(thread) => thread.join(),
+            None => Err(Box::new("the writer thread was already joined")),
+        }
+    }
+}
+
+impl<S> GroupCommit<S> {
+    fn close(&self) {
         self.shared.lock().closed = true;
         self.shared.work.notify_all();
         self.shared.room.notify_all();
-        self.thread.join()
+    }
+}
+
+/// Dropping the writer without [`shutdown`](GroupCommit::shutdown) also commits what is queued
+/// (every completion is still called) and waits for the thread; the storage is then dropped.
+impl<S> Drop for GroupCommit<S> {
+    fn drop(&mut self) {
+        self.close();
+        if let Some(thread) = self.thread.take() {
+            // A panic on the writer thread already reached its completions' owners as dropped
+            // completions; there is nothing left to report from a destructor.
+            let _ = thread.join();
+        }
     }
 }
 

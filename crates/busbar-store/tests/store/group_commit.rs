@@ -187,6 +187,21 @@ fn shutdown_commits_queued_work_then_refuses() {
 }
 
 #[test]
+fn dropping_the_writer_still_commits_queued_work() {
+    let writer = GroupCommit::spawn(MemoryStorage::new(), GroupCommitOptions::default()).unwrap();
+    let handle = writer.handle();
+    let (sender, outcomes) = mpsc::channel();
+    for sequence in 0..10 {
+        handle.submit(vec![insert(sequence, "m", "s")], completion_to(&sender));
+    }
+    drop(writer);
+    drop(sender);
+    let outcomes: Vec<Outcome> = outcomes.into_iter().collect();
+    assert_eq!(outcomes.len(), 10);
+    assert!(outcomes.iter().all(Result::is_ok));
+}
+
+#[test]
 fn oversized_record_fails_only_its_submission() {
     let dir = crate::support::TestDir::new("group-size");
     let storage =
