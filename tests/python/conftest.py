@@ -62,6 +62,7 @@ QUEUES = {
     "q-large": {},
     "q-binary": {},
     "q-volume": {},
+    "q-full-batch": {},
     "q-oversize": {},
     "q-auth": {},
     "q-auth-receive": {},

@@ -1,6 +1,7 @@
 """Message bodies of every size and kind arrive intact, and many messages arrive in order."""
 
 from azure.servicebus import ServiceBusMessage, ServiceBusReceiveMode
+from azure.servicebus.exceptions import MessageSizeExceededError
 
 from support import bodies, peek_all, receive_exactly, receive_one
 
@@ -49,3 +50,23 @@ def test_many_messages_arrive_once_each_in_order(client):
     sequence_numbers = [message.sequence_number for message in received]
     assert sequence_numbers == sorted(set(sequence_numbers))
     assert peek_all(client, "q-volume") == []
+
+
+def test_a_batch_filled_to_the_advertised_limit_is_accepted_whole(client):
+    with client.get_queue_sender("q-full-batch") as sender:
+        batch = sender.create_message_batch()
+        count = 0
+        while True:
+            try:
+                batch.add_message(ServiceBusMessage(f"{count:05}" + "x" * 1019))
+            except MessageSizeExceededError:
+                break
+            count += 1
+        # The SDK stops just short of the limit the broker advertised; the broker takes it all.
+        assert batch.size_in_bytes > batch.max_size_in_bytes - 2048
+        sender.send_messages(batch)
+    with client.get_queue_receiver(
+        "q-full-batch", receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE
+    ) as receiver:
+        received = receive_exactly(receiver, count)
+    assert [body[:5] for body in bodies(received)] == [f"{index:05}" for index in range(count)]

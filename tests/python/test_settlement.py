@@ -1,5 +1,7 @@
 """Peek-lock settlement: complete, abandon, dead-letter (and reading the DLQ), defer, and peek."""
 
+import datetime
+
 from azure.servicebus import ServiceBusMessageState, ServiceBusReceiveMode, ServiceBusSubQueue
 
 from support import bodies, body_text, peek_all, receive_exactly, receive_one, send_texts
@@ -87,6 +89,13 @@ def test_defer_then_receive_by_sequence_number_and_complete(client):
         assert deferred.sequence_number == later.sequence_number
         assert deferred.state == ServiceBusMessageState.DEFERRED
         assert deferred.lock_token is not None
+        # The lock taken by receive-by-sequence-number can be renewed like any other.
+        first_lock_end = deferred.locked_until_utc
+        now = datetime.datetime.now(datetime.timezone.utc)
+        assert first_lock_end > now + datetime.timedelta(seconds=30)
+        renewed_until = receiver.renew_message_lock(deferred)
+        assert renewed_until >= first_lock_end
+        assert renewed_until > now + datetime.timedelta(seconds=50)
         receiver.complete_message(deferred)
     assert peek_all(client, "q-defer") == []
 
