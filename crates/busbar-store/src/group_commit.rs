@@ -247,27 +247,11 @@ fn run_writer<S: Storage>(mut storage: S, shared: &Shared, compaction: bool) -> 
 
 /// Appends every submission, syncs once, then completes them all.
 fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>) {
-    let mut appended = Vec::with_capacity(batch.len());
-    let mut failure = None;
-    for submission in &batch {
-        match storage.append(&submission.records) {
-            Ok(lsn) => appended.push(Ok(lsn)),
-            // A refused record (too large) fails only its own submission.
-            Err(error @ StoreError::RecordTooLarge { .. }) => appended.push(Err(error)),
-            Err(error) => {
-                failure = Some(error);
-                break;
-            }
-        }
-    }
-    let synced = match failure {
-        Some(error) => Err(error),
-        None => storage.sync(),
-    };
-    match synced {
-        // Without a failure every submission was appended, so the two lists pair up.
-        Ok(_) => {
-            for (submission, outcome) in batch.into_iter().zip(appended) {
+    let outcomes =
+        append_all(storage, &batch).and_then(|outcomes| storage.sync().map(|_| outcomes));
+    match outcomes {
+        Ok(outcomes) => {
+            for (submission, outcome) in batch.into_iter().zip(outcomes) {
                 (submission.completion)(outcome);
             }
         }
@@ -277,6 +261,49 @@ fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>) {
             }
         }
     }
+}
+
+/// Appends the whole group as one batch (one write for the group), and works out each
+/// submission's position from the consecutive positions records get. `Err` is a failure that
+/// poisoned the storage; per-submission errors are inside.
+fn append_all<S: Storage>(
+    storage: &mut S,
+    batch: &[Submission],
+) -> Result<Vec<Result<Lsn, StoreError>>, StoreError> {
+    let combined: Vec<Record> = batch
+        .iter()
+        .flat_map(|submission| submission.records.iter().cloned())
+        .collect();
+    match storage.append(&combined) {
+        Ok(last) => {
+            let mut records_after = combined.len() as u64;
+            Ok(batch
+                .iter()
+                .map(|submission| {
+                    records_after -= submission.records.len() as u64;
+                    Ok(Lsn(last.0.saturating_sub(records_after)))
+                })
+                .collect())
+        }
+        // Nothing was written; one append per submission fails only the offending one.
+        Err(StoreError::RecordTooLarge { .. }) => append_each(storage, batch),
+        Err(error) => Err(error),
+    }
+}
+
+fn append_each<S: Storage>(
+    storage: &mut S,
+    batch: &[Submission],
+) -> Result<Vec<Result<Lsn, StoreError>>, StoreError> {
+    let mut outcomes = Vec::with_capacity(batch.len());
+    for submission in batch {
+        match storage.append(&submission.records) {
+            Ok(lsn) => outcomes.push(Ok(lsn)),
+            Err(error @ StoreError::RecordTooLarge { .. }) => outcomes.push(Err(error)),
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(outcomes)
 }
 
 #[cfg(loom)]
