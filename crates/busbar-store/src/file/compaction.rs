@@ -27,8 +27,8 @@ impl FileStorage {
         } else {
             Vec::new()
         };
-        // The marks go first-class into the head, so deleting the victim's inserts cannot lower
-        // any entity's sequence high-water mark.
+        // Every entity's high-water mark is written to the head too, so deleting the victim's
+        // inserts cannot lower any entity's sequence high-water mark.
         let marks = self.index.high_water().clone();
         self.write_batch(&live, &marks)?;
         // Also makes every earlier append durable, so no removal the victim's deletion relies
