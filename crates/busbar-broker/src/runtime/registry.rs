@@ -4,12 +4,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use busbar_core::{Entity, EntityConfig};
+use busbar_amqp::message::Message;
+use busbar_core::{Entity, EntityConfig, NewMessage};
 use busbar_store::{EntityId, Record, Recovered};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use super::mailbox::EntityCommand;
+use super::rules::any_matches;
 use crate::address::EntityPath;
 use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig, RuleConfig};
 use crate::names::EntityName;
@@ -28,13 +30,24 @@ pub(crate) struct EntityHandle {
     pub(crate) inbox: mpsc::Sender<EntityCommand>,
 }
 
+/// A subscription as its topic routes to it.
+#[derive(Clone, Debug)]
+pub(crate) struct SubscriptionRoute {
+    /// Which messages it takes.
+    pub(crate) rules: Vec<RuleConfig>,
+    /// The subscription.
+    pub(crate) entity: EntityHandle,
+    /// `ForwardTo`: where its messages go instead.
+    pub(crate) forward_to: Option<EntityName>,
+}
+
 /// A topic: the subscriptions a sent message is copied to, with their rules.
 #[derive(Clone, Debug)]
 pub(crate) struct TopicRoute {
     /// The topic's name as configured.
     pub(crate) path: String,
     /// Each subscription with its rules.
-    pub(crate) subscriptions: Vec<(Vec<RuleConfig>, EntityHandle)>,
+    pub(crate) subscriptions: Vec<SubscriptionRoute>,
 }
 
 /// What an entity path resolves to.
@@ -50,9 +63,14 @@ pub(crate) enum Resolved<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
     queues: HashMap<EntityName, EntityHandle>,
+    /// `ForwardTo` of the queues that have one.
+    queue_forwards: HashMap<EntityName, EntityName>,
     topics: HashMap<EntityName, TopicRoute>,
     subscriptions: HashMap<(EntityName, EntityName), EntityHandle>,
 }
+
+/// Service Bus forwards over at most this many hops (the configuration checks refuse more).
+const MAX_FORWARD_HOPS: usize = 4;
 
 impl Registry {
     /// The entity or topic a path names.
@@ -70,6 +88,70 @@ impl Registry {
                 .subscriptions
                 .get(&(topic.clone(), subscription.clone()))
                 .map(Resolved::Entity),
+        }
+    }
+
+    /// Where messages sent to `path` are stored: each entity with the messages it takes.
+    /// Topics copy each message to the subscriptions whose rules select it; `ForwardTo` is
+    /// followed at send time, so a forwarding entity never holds the messages itself.
+    pub(crate) fn route(
+        &self,
+        path: &EntityPath,
+        messages: Vec<NewMessage>,
+    ) -> Vec<(EntityHandle, Vec<NewMessage>)> {
+        let mut targets = Vec::new();
+        self.route_into(path, messages, 0, &mut targets);
+        targets
+    }
+
+    fn route_into(
+        &self,
+        path: &EntityPath,
+        messages: Vec<NewMessage>,
+        hops: usize,
+        targets: &mut Vec<(EntityHandle, Vec<NewMessage>)>,
+    ) {
+        let EntityPath::QueueOrTopic(name) = path else {
+            if let Some(Resolved::Entity(entity)) = self.resolve(path) {
+                targets.push((entity.clone(), messages));
+            }
+            return;
+        };
+        if let Some(queue) = self.queues.get(name) {
+            match self.queue_forwards.get(name) {
+                Some(next) if hops < MAX_FORWARD_HOPS => self.route_into(
+                    &EntityPath::QueueOrTopic(next.clone()),
+                    messages,
+                    hops + 1,
+                    targets,
+                ),
+                _ => targets.push((queue.clone(), messages)),
+            }
+        } else if let Some(topic) = self.topics.get(name) {
+            for subscription in &topic.subscriptions {
+                let selected: Vec<NewMessage> = messages
+                    .iter()
+                    .filter(|message| {
+                        any_matches(
+                            &subscription.rules,
+                            &Message::from_bytes(message.payload.clone()),
+                        )
+                    })
+                    .cloned()
+                    .collect();
+                if selected.is_empty() {
+                    continue;
+                }
+                match &subscription.forward_to {
+                    Some(next) if hops < MAX_FORWARD_HOPS => self.route_into(
+                        &EntityPath::QueueOrTopic(next.clone()),
+                        selected,
+                        hops + 1,
+                        targets,
+                    ),
+                    _ => targets.push((subscription.entity.clone(), selected)),
+                }
+            }
         }
     }
 }
@@ -109,6 +191,11 @@ pub(crate) fn build(
         let config = entity_config(&queue.delivery, Some(queue.duplicate_detection));
         let handle = open(queue.name.to_string(), config);
         registry.queues.insert(queue.name.clone(), handle);
+        if let Some(next) = &queue.delivery.forward_to {
+            registry
+                .queue_forwards
+                .insert(queue.name.clone(), next.clone());
+        }
     }
     for topic in &namespace.topics {
         let mut route = TopicRoute {
@@ -125,9 +212,11 @@ pub(crate) fn build(
                 (topic.name.clone(), subscription.name.clone()),
                 handle.clone(),
             );
-            route
-                .subscriptions
-                .push((subscription.rules.clone(), handle));
+            route.subscriptions.push(SubscriptionRoute {
+                rules: subscription.rules.clone(),
+                entity: handle,
+                forward_to: subscription.delivery.forward_to.clone(),
+            });
         }
         registry.topics.insert(topic.name.clone(), route);
     }
@@ -255,5 +344,41 @@ mod tests {
         let (_, specs, records) = build(&namespace, &recovered, 4);
         assert!(records.is_empty());
         assert_eq!(specs.iter().map(|s| s.id).collect::<Vec<_>>(), first);
+    }
+
+    #[test]
+    fn sends_follow_forward_to_and_topics_copy_to_matching_subscriptions() {
+        let text = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
+            "Queues": [
+                { "Name": "a", "Properties": { "ForwardTo": "b" } },
+                { "Name": "b", "Properties": {} } ],
+            "Topics": [ { "Name": "t", "Properties": {}, "Subscriptions": [
+                { "Name": "s1", "Properties": { "ForwardTo": "a" } },
+                { "Name": "s2", "Properties": {} } ] } ] } ],
+            "Logging": { "Type": "Console" } } }"#;
+        let namespace = crate::config::parse(text, "test.json").unwrap().namespace;
+        let (registry, _specs, _) = build(&namespace, &Recovered::default(), 4);
+        let message = NewMessage {
+            payload: busbar_amqp::message::MessageBuilder::new()
+                .data(Bytes::from_static(b"x"))
+                .build()
+                .into_bytes(),
+            ..NewMessage::default()
+        };
+        let paths = |path: &str| -> Vec<String> {
+            registry
+                .route(
+                    &EntityPath::QueueOrTopic(path.into()),
+                    vec![message.clone()],
+                )
+                .into_iter()
+                .map(|(entity, messages)| format!("{}:{}", entity.path, messages.len()))
+                .collect()
+        };
+        assert_eq!(paths("a"), ["b:1"]);
+        assert_eq!(paths("B"), ["b:1"]);
+        // s1 forwards to a, which forwards to b.
+        assert_eq!(paths("t"), ["b:1", "t/Subscriptions/s2:1"]);
+        assert!(paths("nope").is_empty());
     }
 }

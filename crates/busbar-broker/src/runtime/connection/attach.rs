@@ -7,7 +7,7 @@ use busbar_amqp::engine::{AttachReply, AttachRequest, Connection};
 use busbar_amqp::performatives::{ReceiverSettleMode, Role, SenderSettleMode};
 use busbar_core::{ReceiveMode, SubQueue};
 
-use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode, SendTarget};
+use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
 use crate::errors::BrokerError;
 use crate::runtime::registry::Resolved;
@@ -103,9 +103,9 @@ impl BrokerConnection {
                         "messages cannot be sent to a dead-letter queue".into(),
                     ));
                 }
-                let target = match self.shared.registry.resolve(&node.path) {
-                    Some(Resolved::Entity(handle)) => SendTarget::Entity(handle.clone()),
-                    Some(Resolved::Topic(route)) => SendTarget::Topic(route.clone()),
+                let display = match self.shared.registry.resolve(&node.path) {
+                    Some(Resolved::Entity(handle)) => handle.path.clone(),
+                    Some(Resolved::Topic(route)) => route.path.clone(),
                     None => return Err(self.not_found(&node)),
                 };
                 let reply = AttachReply {
@@ -113,7 +113,8 @@ impl BrokerConnection {
                     rcv_settle_mode: Some(ReceiverSettleMode::First),
                     ..reply
                 };
-                Ok((LinkKind::Sender { target }, reply))
+                let path = node.path;
+                Ok((LinkKind::Sender { path, display }, reply))
             }
             (Role::Receiver, Address::Entity(node)) => {
                 let (entity, sub_queue) = self.entity_of(&node)?;

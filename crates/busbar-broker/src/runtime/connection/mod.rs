@@ -19,16 +19,9 @@ use tokio::sync::mpsc;
 
 use super::Shared;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey, post_entity};
-use super::registry::{EntityHandle, TopicRoute};
+use super::registry::EntityHandle;
 use crate::address::EntityPath;
 use crate::errors::{BrokerError, ErrorScope, TrackingId, WireError};
-
-/// Where a client's sender link delivers.
-#[derive(Clone, Debug)]
-enum SendTarget {
-    Entity(EntityHandle),
-    Topic(TopicRoute),
-}
 
 /// A link on which we deliver messages from an entity.
 #[derive(Debug)]
@@ -65,9 +58,16 @@ struct ReplyLink {
 
 #[derive(Debug)]
 enum LinkKind {
-    Sender { target: SendTarget },
+    /// The client sends to this queue or topic (its path as configured, for error texts).
+    Sender {
+        path: EntityPath,
+        display: String,
+    },
     Receiver(ReceiveLink),
-    Requests { node: RequestNode, node_key: String },
+    Requests {
+        node: RequestNode,
+        node_key: String,
+    },
     Replies(ReplyLink),
 }
 

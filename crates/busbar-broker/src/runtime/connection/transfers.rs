@@ -7,41 +7,35 @@ use std::sync::{Arc, Mutex};
 use busbar_amqp::engine::{
     Connection, DeliveryId, DispositionUpdate, IncomingTransfer, LinkId, OutgoingDelivery,
 };
-use busbar_amqp::message::Message;
 use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat, Role};
 use busbar_core::{Delivery, NewMessage, ReceiveMode, SubQueue};
 use bytes::Bytes;
 
 use super::attach::SEND_CREDIT;
-use super::{BrokerConnection, LinkKind, SendTarget};
+use super::{BrokerConnection, LinkKind};
+use crate::address::EntityPath;
 use crate::errors::BrokerError;
 use crate::runtime::inbound::messages_of_transfer;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Reply, post_entity};
 use crate::runtime::management::{Operation, OperationResult};
 use crate::runtime::outbound::{delivered_message, lock_tag};
-use crate::runtime::registry::TopicRoute;
-use crate::runtime::rules::any_matches;
+use crate::runtime::registry::EntityHandle;
 use crate::runtime::settlement::{outcome_of, rejected, success_echo};
 
 impl BrokerConnection {
     pub(super) fn transfer(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
         let link = transfer.link;
         match self.links.get(&link) {
-            Some(LinkKind::Sender { target }) => {
-                let target = target.clone();
-                self.send(target, transfer, connection);
+            Some(LinkKind::Sender { path, .. }) => {
+                let path = path.clone();
+                self.send(&path, transfer, connection);
             }
             Some(LinkKind::Requests { .. }) => self.request(transfer, connection),
             _ => {}
         }
     }
 
-    fn send(
-        &mut self,
-        target: SendTarget,
-        transfer: IncomingTransfer,
-        connection: &mut Connection,
-    ) {
+    fn send(&mut self, path: &EntityPath, transfer: IncomingTransfer, connection: &mut Connection) {
         let (link, delivery_id, settled) = (transfer.link, transfer.delivery_id, transfer.settled);
         if connection.link_credit(link).unwrap_or(0) < SEND_CREDIT / 2 {
             let _ = connection.set_credit(link, SEND_CREDIT);
@@ -71,17 +65,7 @@ impl BrokerConnection {
                 return;
             }
         };
-        match target {
-            SendTarget::Entity(entity) => post_entity(
-                &entity.inbox,
-                EntityCommand::Execute {
-                    sub_queue: SubQueue::Main,
-                    operation: Operation::Enqueue(messages),
-                    reply,
-                },
-            ),
-            SendTarget::Topic(route) => fan_out(&route, messages, reply),
-        }
+        store_everywhere(self.shared.registry.route(path, messages), reply);
     }
 
     pub(super) fn send_outcome(
@@ -95,12 +79,7 @@ impl BrokerConnection {
             Ok(()) => DeliveryState::Accepted(Accepted {}),
             Err(error) => {
                 let path = match self.links.get(&link) {
-                    Some(LinkKind::Sender {
-                        target: SendTarget::Entity(entity),
-                    }) => entity.path.clone(),
-                    Some(LinkKind::Sender {
-                        target: SendTarget::Topic(route),
-                    }) => route.path.clone(),
+                    Some(LinkKind::Sender { display, .. }) => display.clone(),
                     _ => String::new(),
                 };
                 let wire = self.wire(&error, &path);
@@ -284,19 +263,25 @@ impl BrokerConnection {
     }
 }
 
-/// Sends a copy of the messages to every subscription whose rules select them; the reply
-/// reports the first failure once every subscription has answered.
-fn fan_out(route: &TopicRoute, messages: Vec<NewMessage>, reply: Reply) {
-    let mut targets = Vec::new();
-    for (rules, entity) in &route.subscriptions {
-        let selected: Vec<NewMessage> = messages
-            .iter()
-            .filter(|message| any_matches(rules, &Message::from_bytes(message.payload.clone())))
-            .cloned()
+/// Stores messages in every target entity; the reply reports the first failure once every
+/// entity has answered (a message no subscription selects is accepted and dropped, as in
+/// Service Bus).
+fn store_everywhere(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply) {
+    if let [(entity, _)] = &targets[..] {
+        let inbox = entity.inbox.clone();
+        let messages = targets
+            .into_iter()
+            .flat_map(|(_, messages)| messages)
             .collect();
-        if !selected.is_empty() {
-            targets.push((entity.inbox.clone(), selected));
-        }
+        post_entity(
+            &inbox,
+            EntityCommand::Execute {
+                sub_queue: SubQueue::Main,
+                operation: Operation::Enqueue(messages),
+                reply,
+            },
+        );
+        return;
     }
     if targets.is_empty() {
         reply(Ok(OperationResult::Done));
@@ -307,13 +292,13 @@ fn fan_out(route: &TopicRoute, messages: Vec<NewMessage>, reply: Reply) {
         result: Ok(OperationResult::Done),
         reply: Some(reply),
     }));
-    for (inbox, selected) in targets {
+    for (entity, messages) in targets {
         let join = Arc::clone(&join);
         post_entity(
-            &inbox,
+            &entity.inbox,
             EntityCommand::Execute {
                 sub_queue: SubQueue::Main,
-                operation: Operation::Enqueue(selected),
+                operation: Operation::Enqueue(messages),
                 reply: Box::new(move |result| {
                     let mut join = join.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                     if let Err(error) = result {
@@ -332,7 +317,7 @@ fn fan_out(route: &TopicRoute, messages: Vec<NewMessage>, reply: Reply) {
     }
 }
 
-/// The replies of a topic send still outstanding.
+/// The replies of a send to several entities still outstanding.
 struct Join {
     remaining: usize,
     result: Result<OperationResult, BrokerError>,
