@@ -1,5 +1,6 @@
 //! Durability end to end: messages acknowledged to fe2o3-amqp survive a SIGKILL of the broker
-//! in the middle of a send stream, and completed-and-confirmed messages never come back.
+//! in the middle of a send stream, completed-and-confirmed messages never come back, and the
+//! dead-letter queue is kept.
 
 #![allow(clippy::unwrap_used)]
 
@@ -41,11 +42,15 @@ async fn connect(broker: &Broker) -> (ConnectionHandle<()>, SessionHandle<()>) {
     (connection, session)
 }
 
-async fn peek_lock_receiver(session: &mut SessionHandle<()>, name: &str) -> Receiver {
+async fn peek_lock_receiver(
+    session: &mut SessionHandle<()>,
+    name: &str,
+    address: &str,
+) -> Receiver {
     step(
         Receiver::builder()
             .name(name)
-            .source("q")
+            .source(address)
             // Second: `accept` waits for the broker's settled echo, i.e. the confirmation.
             .receiver_settle_mode(ReceiverSettleMode::Second)
             .credit_mode(CreditMode::Auto(20))
@@ -74,7 +79,7 @@ async fn acknowledged_messages_survive_sigkill_and_completed_ones_never_return()
     for index in 0..COMPLETED + UNSETTLED {
         assert!(step(send_acked(&mut sender, format!("c-{index}"))).await);
     }
-    let mut receiver = peek_lock_receiver(&mut session, "before").await;
+    let mut receiver = peek_lock_receiver(&mut session, "before", "q").await;
     let mut completed = BTreeSet::new();
     for _ in 0..COMPLETED + UNSETTLED {
         let delivery = step(receiver.recv::<String>()).await.unwrap();
@@ -83,6 +88,12 @@ async fn acknowledged_messages_survive_sigkill_and_completed_ones_never_return()
             completed.insert(delivery.body().clone());
         }
     }
+
+    // And one dead-lettered (confirmed).
+    assert!(step(send_acked(&mut sender, "dead".to_owned())).await);
+    let delivery = step(receiver.recv::<String>()).await.unwrap();
+    assert_eq!(delivery.body(), "dead");
+    step(receiver.reject(&delivery, None)).await.unwrap();
 
     // A send stream, killed in the middle.
     let acked = Arc::new(Mutex::new(Vec::new()));
@@ -123,7 +134,7 @@ async fn acknowledged_messages_survive_sigkill_and_completed_ones_never_return()
         .await
         .unwrap();
     assert!(step(send_acked(&mut sender, "end".to_owned())).await);
-    let mut receiver = peek_lock_receiver(&mut session, "after").await;
+    let mut receiver = peek_lock_receiver(&mut session, "after", "q").await;
     let mut received = BTreeSet::new();
     loop {
         let delivery = step(receiver.recv::<String>()).await.unwrap();
@@ -144,5 +155,10 @@ async fn acknowledged_messages_survive_sigkill_and_completed_ones_never_return()
             "{body}: completed messages must not return, unsettled ones must"
         );
     }
+    assert!(!received.contains("dead"));
+    let mut dead = peek_lock_receiver(&mut session, "dead", "q/$DeadLetterQueue").await;
+    let delivery = step(dead.recv::<String>()).await.unwrap();
+    assert_eq!(delivery.body(), "dead");
+    step(dead.accept(&delivery)).await.unwrap();
     assert_eq!(broker.terminate().code(), Some(0));
 }
