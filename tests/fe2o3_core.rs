@@ -1,6 +1,7 @@
 //! The broker's core paths driven by fe2o3-amqp, an independent AMQP 1.0 client, against the
 //! real binary: SASL PLAIN with the emulator key, send and peek-lock receive, abandon, reject to
-//! the dead-letter queue, receive-and-delete, unknown entity, oversize message, and a topic
+//! the dead-letter queue, receive-and-delete, pre-settled sends, unknown entity, oversize message,
+//! and a topic
 //! send copied to the subscription whose correlation rule matches.
 
 #![allow(clippy::unwrap_used)]
@@ -260,4 +261,28 @@ async fn topic_sends_reach_the_subscriptions_whose_rules_match() {
         }
     }
     assert_eq!(received, ["json", "end"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pre_settled_sends_are_stored() {
+    let broker = Broker::in_memory(&["q"]);
+    let (_connection, mut session) = connect(&broker).await;
+    let mut sender = step(
+        Sender::builder()
+            .name("presettled")
+            .target("q")
+            .sender_settle_mode(SenderSettleMode::Settled)
+            .attach(&mut session),
+    )
+    .await
+    .unwrap();
+    for body in ["p1", "p2"] {
+        step(sender.send(body.to_owned())).await.unwrap();
+    }
+    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q").await;
+    for expected in ["p1", "p2"] {
+        let delivery = step(receiver.recv::<String>()).await.unwrap();
+        assert_eq!(delivery.body(), expected);
+        step(receiver.accept(&delivery)).await.unwrap();
+    }
 }
