@@ -1,8 +1,7 @@
 //! The broker's core paths driven by fe2o3-amqp, an independent AMQP 1.0 client, against the
 //! real binary: SASL PLAIN with the emulator key, send and peek-lock receive, abandon, reject to
 //! the dead-letter queue, receive-and-delete, pre-settled sends, unknown entity, oversize message,
-//! and a topic
-//! send copied to the subscription whose correlation rule matches.
+//! and a topic send copied to the subscription whose correlation rule matches.
 
 #![allow(clippy::unwrap_used)]
 
