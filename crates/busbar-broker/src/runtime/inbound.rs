@@ -65,7 +65,7 @@ pub(crate) fn new_message(message: Message) -> Result<NewMessage, DecodeError> {
 }
 
 /// A time given as `timestamp` (or `long` milliseconds, as Python re-encodes some).
-pub(crate) fn timestamp_value(value: &Value) -> Option<Timestamp> {
+fn timestamp_value(value: &Value) -> Option<Timestamp> {
     match value {
         Value::Timestamp(at) => Some(Timestamp(at.0)),
         Value::Long(millis) => Some(Timestamp(*millis)),

@@ -38,7 +38,7 @@ pub(crate) fn lock_tag(token: &LockToken) -> Bytes {
 }
 
 /// Swaps between RFC 4122 and .NET byte order (the swap is its own inverse).
-pub(crate) fn dotnet_guid_bytes(bytes: &[u8; 16]) -> [u8; 16] {
+fn dotnet_guid_bytes(bytes: &[u8; 16]) -> [u8; 16] {
     let mut out = *bytes;
     out[0..4].reverse();
     out[4..6].reverse();

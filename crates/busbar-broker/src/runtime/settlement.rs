@@ -52,9 +52,7 @@ pub(crate) fn outcome_of(state: &DeliveryState) -> Option<Outcome> {
 
 /// A dead-letter outcome from `DeadLetterReason` / `DeadLetterErrorDescription` and any other
 /// entries (the properties to modify); null values count as absent.
-pub(crate) fn dead_letter<'a>(
-    entries: Option<impl Iterator<Item = (&'a str, &'a Value)>>,
-) -> Outcome {
+fn dead_letter<'a>(entries: Option<impl Iterator<Item = (&'a str, &'a Value)>>) -> Outcome {
     let mut info = DeadLetterInfo::default();
     let mut others = Vec::new();
     for (key, value) in entries.into_iter().flatten() {
