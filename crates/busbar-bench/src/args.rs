@@ -23,6 +23,7 @@ Options of `run`:
   --broker-pid <PID>     broker process to read CPU time and RSS from (/proc/PID)
   --quick                short scenarios (about 2 s each) instead of the full run
   --only <A,B>           run only the scenarios whose name contains one of these words
+                         (the receive scenarios take what this run's sends left)
   --json <FILE>          also write the results as JSON";
 
 /// What the command line asks for.

@@ -43,6 +43,8 @@ pub(crate) enum Shape {
         queue: usize,
         /// How it settles.
         mode: ReceiveMode,
+        /// Body size of the messages the earlier scenario sent there.
+        body_bytes: usize,
     },
 }
 
@@ -103,6 +105,7 @@ pub(crate) fn plan(profile: Profile) -> Vec<Scenario> {
             Shape::Drain {
                 queue: 2,
                 mode: ReceiveMode::PeekLock,
+                body_bytes: 128,
             },
             300_000,
         ),
@@ -111,6 +114,7 @@ pub(crate) fn plan(profile: Profile) -> Vec<Scenario> {
             Shape::Drain {
                 queue: 1,
                 mode: ReceiveMode::ReceiveAndDelete,
+                body_bytes: 128,
             },
             300_000,
         ),
@@ -231,13 +235,15 @@ impl Runner {
                 };
                 (self.flow(scenario, &flow).await?, *body_bytes as u64, kind)
             }
-            Shape::Drain { queue, mode } => {
-                let queue = *queue;
-                let measured = self.drain(scenario, queue, *mode).await?;
-                (measured, 0, "wait+settle")
+            Shape::Drain {
+                queue,
+                mode,
+                body_bytes,
+            } => {
+                let measured = self.drain(scenario, *queue, *mode).await?;
+                (measured, *body_bytes as u64, "wait+settle")
             }
         };
-        let body_bytes = if body_bytes == 0 { 128 } else { body_bytes };
         Ok(ScenarioResult {
             name: scenario.name.to_owned(),
             latency_kind: latency_kind.to_owned(),
