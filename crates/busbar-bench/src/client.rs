@@ -46,7 +46,6 @@ fn now_micros() -> u64 {
 /// A histogram of microseconds from 1 µs to 10 minutes, three significant figures.
 pub(crate) fn latency_histogram() -> Histogram<u64> {
     // The bounds are constants that hdrhistogram accepts; a failure here is a programming error.
-    #[allow(clippy::expect_used)]
     Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid histogram bounds")
 }
 
