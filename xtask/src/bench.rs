@@ -334,8 +334,22 @@ fn ensure_rabbitmq() -> Result<u32, String> {
                 .then_some(())
                 .ok_or(format!("apt-get {} failed", args.join(" ")))
         };
+        // The package may start the system-wide node (where services are allowed to start):
+        // make that one listen on loopback only too, unless the machine already configures it,
+        // and stop it again, since the benchmark runs its own private node.
+        let system_env = Path::new("/etc/rabbitmq/rabbitmq-env.conf");
+        if !system_env.exists() {
+            std::fs::create_dir_all("/etc/rabbitmq")
+                .and_then(|()| std::fs::write(system_env, "NODE_IP_ADDRESS=127.0.0.1\n"))
+                .map_err(|e| format!("{}: {e}", system_env.display()))?;
+        }
         apt(&["update"])?;
         apt(&["install", "-y", "rabbitmq-server"])?;
+        let _ = Command::new("service")
+            .args(["rabbitmq-server", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
     let output = Command::new("dpkg-query")
         .args(["-W", "-f=${Version}", "rabbitmq-server"])
