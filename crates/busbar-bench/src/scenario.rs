@@ -23,20 +23,8 @@ const DRAIN_GRACE: Duration = Duration::from_secs(15);
 /// What a scenario does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Shape {
-    /// Producers (and, if any, consumers at the same time) on each of `queues`, each on its own
-    /// connection. Without consumers, latency is send→accepted; with them, send→received.
-    Flow {
-        /// The queues.
-        queues: Range<usize>,
-        /// Producer connections per queue.
-        producers_per_queue: usize,
-        /// Consumer connections per queue (peek-lock, explicit complete).
-        consumers_per_queue: usize,
-        /// Body size in bytes.
-        body_bytes: usize,
-        /// Unsettled sends each producer keeps.
-        in_flight: usize,
-    },
+    /// Producers (and, if any, consumers at the same time), each on its own connection.
+    Flow(Flow),
     /// One consumer takes what earlier scenarios left on `queue`.
     Drain {
         /// The queue.
@@ -46,6 +34,22 @@ pub(crate) enum Shape {
         /// Body size of the messages the earlier scenario sent there.
         body_bytes: usize,
     },
+}
+
+/// Producers and consumers on each of `queues`. Without consumers, latency is
+/// send→accepted; with them, send→received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Flow {
+    /// The queues.
+    queues: Range<usize>,
+    /// Producer connections per queue.
+    producers_per_queue: usize,
+    /// Consumer connections per queue (peek-lock, explicit complete).
+    consumers_per_queue: usize,
+    /// Body size in bytes.
+    body_bytes: usize,
+    /// Unsettled sends each producer keeps.
+    in_flight: usize,
 }
 
 /// One scenario of the plan.
@@ -62,13 +66,13 @@ pub(crate) struct Scenario {
 }
 
 fn send(queue: usize, body_bytes: usize, in_flight: usize) -> Shape {
-    Shape::Flow {
+    Shape::Flow(Flow {
         queues: queue..queue + 1,
         producers_per_queue: 1,
         consumers_per_queue: 0,
         body_bytes,
         in_flight,
-    }
+    })
 }
 
 /// The scenarios of a profile, in the order they run (drains follow the sends that fill them).
@@ -120,36 +124,36 @@ pub(crate) fn plan(profile: Profile) -> Vec<Scenario> {
         ),
         scenario(
             "end-to-end 1 producer 1 consumer 128B",
-            Shape::Flow {
+            Shape::Flow(Flow {
                 queues: 6..7,
                 producers_per_queue: 1,
                 consumers_per_queue: 1,
                 body_bytes: 128,
                 in_flight: 100,
-            },
+            }),
             300_000,
         ),
         scenario(
             "100 connections over 10 queues 128B",
-            Shape::Flow {
+            Shape::Flow(Flow {
                 queues: SHARED_QUEUES,
                 producers_per_queue: 5,
                 consumers_per_queue: 5,
                 body_bytes: 128,
                 in_flight: 10,
-            },
+            }),
             500_000,
         ),
     ]);
     plan.push(Scenario {
         name: "backlog 128B over 10 queues (RSS per message)",
-        shape: Shape::Flow {
+        shape: Shape::Flow(Flow {
             queues: SHARED_QUEUES,
             producers_per_queue: 1,
             consumers_per_queue: 0,
             body_bytes: 128,
             in_flight: 1000,
-        },
+        }),
         messages: backlog,
         duration: Duration::from_secs(if full { 300 } else { 20 }),
     });
@@ -214,26 +218,17 @@ impl Runner {
 
     async fn run_one(&mut self, scenario: &Scenario) -> Result<ScenarioResult, BenchError> {
         let (measured, body_bytes, latency_kind) = match &scenario.shape {
-            Shape::Flow {
-                queues,
-                producers_per_queue,
-                consumers_per_queue,
-                body_bytes,
-                in_flight,
-            } => {
-                let flow = FlowPlan {
-                    queues: queues.clone(),
-                    producers_per_queue: *producers_per_queue,
-                    consumers_per_queue: *consumers_per_queue,
-                    body_bytes: *body_bytes,
-                    in_flight: *in_flight,
-                };
+            Shape::Flow(flow) => {
                 let kind = if flow.consumers_per_queue == 0 {
                     "send→accepted"
                 } else {
                     "send→received"
                 };
-                (self.flow(scenario, &flow).await?, *body_bytes as u64, kind)
+                (
+                    self.flow(scenario, flow).await?,
+                    flow.body_bytes as u64,
+                    kind,
+                )
             }
             Shape::Drain {
                 queue,
@@ -257,15 +252,6 @@ impl Runner {
     }
 }
 
-/// The parameters of a [`Shape::Flow`].
-struct FlowPlan {
-    queues: Range<usize>,
-    producers_per_queue: usize,
-    consumers_per_queue: usize,
-    body_bytes: usize,
-    in_flight: usize,
-}
-
 /// The measured part of a scenario.
 struct Measured {
     tally: Tally,
@@ -274,7 +260,7 @@ struct Measured {
 }
 
 impl Runner {
-    async fn flow(&mut self, scenario: &Scenario, flow: &FlowPlan) -> Result<Measured, BenchError> {
+    async fn flow(&mut self, scenario: &Scenario, flow: &Flow) -> Result<Measured, BenchError> {
         let url = self.options.url.clone();
         let producers = flow.queues.len() * flow.producers_per_queue;
         let per_producer = scenario.messages / producers.max(1) as u64;
@@ -442,7 +428,7 @@ mod tests {
             let mut filled = [false; QUEUE_COUNT];
             for scenario in &plan {
                 match &scenario.shape {
-                    Shape::Flow { queues, .. } => {
+                    Shape::Flow(Flow { queues, .. }) => {
                         assert!(queues.end <= QUEUE_COUNT, "{}", scenario.name);
                         for queue in queues.clone() {
                             filled[queue] = true;
