@@ -1,8 +1,9 @@
 """Fixtures that run the real `busbar` binary for the official Python SDK tests.
 
 Each test module gets its own broker: a fresh temporary data directory, a test `Config.json`
-(the Service Bus emulator's format) with one queue per test, and `--listen 127.0.0.1:0`; the
-port is read from the broker's stdout. Stopping sends SIGTERM and asserts exit status 0.
+(the Service Bus emulator's format) with one queue per test and one topic, and
+`--listen 127.0.0.1:0`; the port is read from the broker's `listening on ADDR:PORT` line on
+stdout. Stopping sends SIGTERM and asserts exit status 0.
 """
 
 import json
