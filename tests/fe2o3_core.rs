@@ -7,51 +7,14 @@
 
 mod support;
 
-use std::time::Duration;
-
-use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::link::receiver::CreditMode;
-use fe2o3_amqp::session::SessionHandle;
-use fe2o3_amqp::types::definitions::{ReceiverSettleMode, SenderSettleMode};
+use fe2o3_amqp::types::definitions::SenderSettleMode;
 use fe2o3_amqp::types::messaging::{Message, Modified, Outcome, Properties};
 use fe2o3_amqp::types::primitives::Value;
-use fe2o3_amqp::{Connection, Receiver, Sender, Session};
+use fe2o3_amqp::{Connection, Receiver, Sender};
 
 use support::Broker;
-
-/// Bound on every client step, so a protocol bug fails the test instead of hanging it.
-const STEP: Duration = Duration::from_secs(10);
-
-async fn step<T>(future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(STEP, future)
-        .await
-        .expect("client step timed out")
-}
-
-async fn connect(broker: &Broker) -> (ConnectionHandle<()>, SessionHandle<()>) {
-    let mut connection = step(Connection::open("fe2o3-e2e", broker.url().as_str()))
-        .await
-        .unwrap();
-    let session = step(Session::begin(&mut connection)).await.unwrap();
-    (connection, session)
-}
-
-async fn peek_lock_receiver(
-    session: &mut SessionHandle<()>,
-    name: &str,
-    address: &str,
-) -> Receiver {
-    step(
-        Receiver::builder()
-            .name(name)
-            .source(address)
-            .receiver_settle_mode(ReceiverSettleMode::Second)
-            .credit_mode(CreditMode::Auto(10))
-            .attach(session),
-    )
-    .await
-    .unwrap()
-}
+use support::client::{connect, peek_lock_receiver, step};
 
 async fn send(sender: &mut Sender, body: &str) {
     let outcome = step(sender.send(body.to_owned())).await.unwrap();
@@ -61,11 +24,11 @@ async fn send(sender: &mut Sender, body: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn peek_lock_send_receive_accept() {
     let broker = Broker::in_memory(&["q"]);
-    let (mut connection, mut session) = connect(&broker).await;
+    let (mut connection, mut session) = connect(&broker, "fe2o3-e2e").await;
     let mut sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q").await;
+    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
     send(&mut sender, "first").await;
 
     let delivery = step(receiver.recv::<String>()).await.unwrap();
@@ -99,11 +62,11 @@ async fn peek_lock_send_receive_accept() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandon_redelivers_with_delivery_count_one() {
     let broker = Broker::in_memory(&["q"]);
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
     let mut sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q").await;
+    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
     send(&mut sender, "again").await;
 
     let delivery = step(receiver.recv::<String>()).await.unwrap();
@@ -125,17 +88,17 @@ async fn abandon_redelivers_with_delivery_count_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejected_message_is_readable_from_the_dead_letter_queue() {
     let broker = Broker::in_memory(&["q"]);
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
     let mut sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q").await;
+    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
     send(&mut sender, "poison").await;
 
     let delivery = step(receiver.recv::<String>()).await.unwrap();
     step(receiver.reject(&delivery, None)).await.unwrap();
 
-    let mut dead = peek_lock_receiver(&mut session, "dead", "q/$DeadLetterQueue").await;
+    let mut dead = peek_lock_receiver(&mut session, "dead", "q/$DeadLetterQueue", 10).await;
     let delivery = step(dead.recv::<String>()).await.unwrap();
     assert_eq!(delivery.body(), "poison");
     step(dead.accept(&delivery)).await.unwrap();
@@ -144,7 +107,7 @@ async fn rejected_message_is_readable_from_the_dead_letter_queue() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receive_and_delete_removes_on_delivery() {
     let broker = Broker::in_memory(&["q"]);
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
     let mut sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
@@ -167,7 +130,7 @@ async fn receive_and_delete_removes_on_delivery() {
     step(receiver.close()).await.unwrap();
 
     // A new receiver starts after the deleted message without any settlement.
-    let mut receiver = peek_lock_receiver(&mut session, "after", "q").await;
+    let mut receiver = peek_lock_receiver(&mut session, "after", "q", 10).await;
     let next = step(receiver.recv::<String>()).await.unwrap();
     assert_eq!(next.body(), "two");
     step(receiver.accept(&next)).await.unwrap();
@@ -187,7 +150,7 @@ async fn wrong_key_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_entity_is_refused_with_not_found() {
     let broker = Broker::in_memory(&["q"]);
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
     let refused = step(Sender::attach(&mut session, "sender", "no-such-queue")).await;
     let Err(error) = refused else {
         panic!("attach to an unknown queue succeeded");
@@ -202,7 +165,7 @@ async fn unknown_entity_is_refused_with_not_found() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversize_message_is_rejected_and_the_link_stays_usable() {
     let broker = Broker::in_memory(&["q"]);
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
     let mut sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
@@ -228,7 +191,7 @@ async fn oversize_message_is_rejected_and_the_link_stays_usable() {
 async fn topic_sends_reach_the_subscriptions_whose_rules_match() {
     // The default configuration: subscription.1 selects content type application/json.
     let broker = Broker::default_in_memory();
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
     let mut sender = step(Sender::attach(&mut session, "sender", "topic.1"))
         .await
         .unwrap();
@@ -248,6 +211,7 @@ async fn topic_sends_reach_the_subscriptions_whose_rules_match() {
         &mut session,
         "receiver",
         "topic.1/Subscriptions/subscription.1",
+        10,
     )
     .await;
     let mut received = Vec::new();
@@ -265,7 +229,7 @@ async fn topic_sends_reach_the_subscriptions_whose_rules_match() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pre_settled_sends_are_stored() {
     let broker = Broker::in_memory(&["q"]);
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
     let mut sender = step(
         Sender::builder()
             .name("presettled")
@@ -278,7 +242,7 @@ async fn pre_settled_sends_are_stored() {
     for body in ["p1", "p2"] {
         step(sender.send(body.to_owned())).await.unwrap();
     }
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q").await;
+    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
     for expected in ["p1", "p2"] {
         let delivery = step(receiver.recv::<String>()).await.unwrap();
         assert_eq!(delivery.body(), expected);

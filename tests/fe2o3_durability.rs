@@ -8,57 +8,19 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use fe2o3_amqp::connection::ConnectionHandle;
-use fe2o3_amqp::link::receiver::CreditMode;
-use fe2o3_amqp::session::SessionHandle;
-use fe2o3_amqp::types::definitions::ReceiverSettleMode;
+use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::messaging::Outcome;
-use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 use tokio::sync::watch;
 
+use support::client::{connect, peek_lock_receiver, step};
 use support::{Broker, scratch_dir, write_config};
 
-/// Bound on every client step, so a protocol bug fails the test instead of hanging it.
-const STEP: Duration = Duration::from_secs(20);
 /// Messages completed (and confirmed) before the crash, and left locked-but-unsettled.
 const COMPLETED: usize = 10;
 const UNSETTLED: usize = 10;
 /// Acknowledged sends of the stream before the broker is killed.
 const ACKED_BEFORE_KILL: usize = 50;
-
-async fn step<T>(future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(STEP, future)
-        .await
-        .expect("client step timed out")
-}
-
-async fn connect(broker: &Broker) -> (ConnectionHandle<()>, SessionHandle<()>) {
-    let mut connection = step(Connection::open("fe2o3-durability", broker.url().as_str()))
-        .await
-        .unwrap();
-    let session = step(Session::begin(&mut connection)).await.unwrap();
-    (connection, session)
-}
-
-async fn peek_lock_receiver(
-    session: &mut SessionHandle<()>,
-    name: &str,
-    address: &str,
-) -> Receiver {
-    step(
-        Receiver::builder()
-            .name(name)
-            .source(address)
-            // Second: `accept` waits for the broker's settled echo, i.e. the confirmation.
-            .receiver_settle_mode(ReceiverSettleMode::Second)
-            .credit_mode(CreditMode::Auto(20))
-            .attach(session),
-    )
-    .await
-    .unwrap()
-}
 
 async fn send_acked(sender: &mut Sender, body: String) -> bool {
     matches!(sender.send(body).await, Ok(Outcome::Accepted(_)))
@@ -72,14 +34,14 @@ async fn acknowledged_messages_survive_sigkill_and_completed_ones_never_return()
     let broker = Broker::on_disk(config.clone(), data.clone());
 
     // Before the crash: some messages completed with confirmation, some left locked.
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-durability").await;
     let mut sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
     for index in 0..COMPLETED + UNSETTLED {
         assert!(step(send_acked(&mut sender, format!("c-{index}"))).await);
     }
-    let mut receiver = peek_lock_receiver(&mut session, "before", "q").await;
+    let mut receiver = peek_lock_receiver(&mut session, "before", "q", 20).await;
     let mut completed = BTreeSet::new();
     for _ in 0..COMPLETED + UNSETTLED {
         let delivery = step(receiver.recv::<String>()).await.unwrap();
@@ -129,12 +91,12 @@ async fn acknowledged_messages_survive_sigkill_and_completed_ones_never_return()
     // After a restart on the same directory: everything acknowledged and not completed is
     // there, nothing completed is. A sentinel sent last marks the end of the queue.
     let broker = Broker::on_disk(config, data);
-    let (_connection, mut session) = connect(&broker).await;
+    let (_connection, mut session) = connect(&broker, "fe2o3-durability").await;
     let mut sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
     assert!(step(send_acked(&mut sender, "end".to_owned())).await);
-    let mut receiver = peek_lock_receiver(&mut session, "after", "q").await;
+    let mut receiver = peek_lock_receiver(&mut session, "after", "q", 20).await;
     let mut received = BTreeSet::new();
     loop {
         let delivery = step(receiver.recv::<String>()).await.unwrap();
@@ -156,7 +118,7 @@ async fn acknowledged_messages_survive_sigkill_and_completed_ones_never_return()
         );
     }
     assert!(!received.contains("dead"));
-    let mut dead = peek_lock_receiver(&mut session, "dead", "q/$DeadLetterQueue").await;
+    let mut dead = peek_lock_receiver(&mut session, "dead", "q/$DeadLetterQueue", 20).await;
     let delivery = step(dead.recv::<String>()).await.unwrap();
     assert_eq!(delivery.body(), "dead");
     step(dead.accept(&delivery)).await.unwrap();

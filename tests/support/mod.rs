@@ -3,6 +3,8 @@
 //! configuration with one queue per test.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
+pub mod client;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -1,0 +1,54 @@
+//! fe2o3-amqp client steps shared by the end-to-end tests: a bounded await, a connection with a
+//! session, and a peek-lock receiver.
+
+use std::time::Duration;
+
+use fe2o3_amqp::connection::ConnectionHandle;
+use fe2o3_amqp::link::receiver::CreditMode;
+use fe2o3_amqp::session::SessionHandle;
+use fe2o3_amqp::types::definitions::ReceiverSettleMode;
+use fe2o3_amqp::{Connection, Receiver, Session};
+
+use super::Broker;
+
+/// Bound on every client step, so a protocol bug fails the test instead of hanging it.
+const STEP: Duration = Duration::from_secs(20);
+
+/// Awaits `future`, failing the test if it takes longer than [`STEP`].
+pub async fn step<T>(future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(STEP, future)
+        .await
+        .expect("client step timed out")
+}
+
+/// A connection to `broker` (SASL PLAIN with the emulator key) and one session on it.
+pub async fn connect(
+    broker: &Broker,
+    container_id: &str,
+) -> (ConnectionHandle<()>, SessionHandle<()>) {
+    let mut connection = step(Connection::open(container_id, broker.url().as_str()))
+        .await
+        .unwrap();
+    let session = step(Session::begin(&mut connection)).await.unwrap();
+    (connection, session)
+}
+
+/// A peek-lock receiver on `address` keeping `credit` outstanding. Settle mode second: `accept`
+/// waits for the broker's settled echo, i.e. the confirmation.
+pub async fn peek_lock_receiver(
+    session: &mut SessionHandle<()>,
+    name: &str,
+    address: &str,
+    credit: u32,
+) -> Receiver {
+    step(
+        Receiver::builder()
+            .name(name)
+            .source(address)
+            .receiver_settle_mode(ReceiverSettleMode::Second)
+            .credit_mode(CreditMode::Auto(credit))
+            .attach(session),
+    )
+    .await
+    .unwrap()
+}
