@@ -1,11 +1,12 @@
-//! One task per entity: it owns a `busbar_core::Entity`, drains its bounded inbox in batches,
+//! One task per entity: it owns a `busbar_core::Entity` (wrapped in a session entity for
+//! `RequiresSession`), drains its bounded inbox in batches,
 //! delivers to the receive links that have credit, and after each batch hands the entity's
 //! records to the group-commit writer; replies that depend on them go out only once they are
 //! durable.
 
 use std::time::Duration;
 
-use busbar_core::{CoreError, EnqueueOutcome, Entity, Outcome, ReceiveMode, SubQueue};
+use busbar_core::{CoreError, EnqueueOutcome, Outcome, ReceiveMode, SubQueue};
 use busbar_store::{EntityId, GroupCommitHandle, MessageKey, Record, StoreError};
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
@@ -15,6 +16,9 @@ use super::clock::Clock;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult};
 use crate::errors::BrokerError;
+pub(crate) use owned::OwnedEntity;
+
+mod owned;
 
 /// Commands taken from the inbox per batch.
 const BATCH: usize = 256;
@@ -47,7 +51,7 @@ type Pending = Box<dyn FnOnce(Result<(), BrokerError>) + Send>;
 
 /// The state of one entity task.
 pub(crate) struct EntityTask {
-    entity: Entity,
+    entity: OwnedEntity,
     id: EntityId,
     clock: Clock,
     store: GroupCommitHandle,
@@ -58,15 +62,15 @@ pub(crate) struct EntityTask {
 }
 
 impl EntityTask {
-    /// A task for `entity`, whose records are stored under `id`.
+    /// A task for `entity` (plain or with sessions), whose records are stored under `id`.
     pub(crate) fn new(
-        entity: Entity,
+        entity: impl Into<OwnedEntity>,
         id: EntityId,
         clock: Clock,
         store: GroupCommitHandle,
     ) -> Self {
         Self {
-            entity,
+            entity: entity.into(),
             id,
             clock,
             store,
@@ -156,7 +160,7 @@ impl EntityTask {
             EntityCommand::Release(tokens) => {
                 for token in tokens {
                     // A lock that already ended has nothing to release.
-                    let _ = self.entity.settle(token, Outcome::Release, now);
+                    let _ = self.entity.core_mut().settle(token, Outcome::Release, now);
                 }
             }
         }
@@ -168,23 +172,20 @@ impl EntityTask {
         operation: Operation,
         now: busbar_core::Timestamp,
     ) -> Result<OperationResult, BrokerError> {
-        let entity = &mut self.entity;
         match operation {
-            Operation::Enqueue(messages) => entity
-                .enqueue(messages, now)
-                .map(|outcomes| {
-                    OperationResult::SequenceNumbers(
-                        outcomes
-                            .into_iter()
-                            .filter_map(|outcome| match outcome {
-                                EnqueueOutcome::Enqueued(sequence) => Some(sequence),
-                                EnqueueOutcome::Duplicate => None,
-                            })
-                            .collect(),
-                    )
-                })
-                .map_err(core_error),
+            Operation::Enqueue(messages) => self.entity.enqueue(messages, now).map(|outcomes| {
+                OperationResult::SequenceNumbers(
+                    outcomes
+                        .into_iter()
+                        .filter_map(|outcome| match outcome {
+                            EnqueueOutcome::Enqueued(sequence) => Some(sequence),
+                            EnqueueOutcome::Duplicate => None,
+                        })
+                        .collect(),
+                )
+            }),
             Operation::Settle { tokens, outcome } => {
+                let entity = self.entity.core_mut();
                 // Each token settles on its own; the first failure is reported.
                 let mut result = Ok(OperationResult::Done);
                 for token in tokens {
@@ -196,18 +197,22 @@ impl EntityTask {
             }
             Operation::RenewLock(tokens) => tokens
                 .into_iter()
-                .map(|token| entity.renew_lock(token, now))
+                .map(|token| self.entity.core_mut().renew_lock(token, now))
                 .collect::<Result<Vec<_>, _>>()
                 .map(OperationResult::Expirations)
                 .map_err(core_error),
             Operation::Peek { from, count } => Ok(OperationResult::Messages(
-                entity.peek(sub_queue, from, count, now),
+                self.entity.core().peek(sub_queue, from, count, now),
             )),
-            Operation::ReceiveDeferred { sequences, mode } => entity
+            Operation::ReceiveDeferred { sequences, mode } => self
+                .entity
+                .core_mut()
                 .receive_deferred(sub_queue, &sequences, mode, now)
                 .map(OperationResult::Messages)
                 .map_err(core_error),
-            Operation::CancelScheduled(sequences) => entity
+            Operation::CancelScheduled(sequences) => self
+                .entity
+                .core_mut()
                 .cancel_scheduled(&sequences)
                 .map(|()| OperationResult::Done)
                 .map_err(core_error),
@@ -238,7 +243,10 @@ impl EntityTask {
                     }
                     Err(TrySendError::Closed(())) => continue,
                 };
-                let Some(delivery) = self.entity.receive(receiver.sub_queue, receiver.mode, now)
+                let Some(delivery) =
+                    self.entity
+                        .core_mut()
+                        .receive(receiver.sub_queue, receiver.mode, now)
                 else {
                     exhausted[queue_index] = true;
                     continue;
@@ -255,7 +263,7 @@ impl EntityTask {
         }
         self.receivers.retain(|r| !r.mailbox.sender.is_closed());
         for receiver in &mut self.receivers {
-            let nothing_left = self.entity.available_len(receiver.sub_queue) == 0;
+            let nothing_left = self.entity.core().available_len(receiver.sub_queue) == 0;
             if receiver.drain && (receiver.credit() == 0 || nothing_left) {
                 match receiver
                     .mailbox
@@ -275,11 +283,7 @@ impl EntityTask {
     /// Submits the batch's records; the pending replies run once they are durable.
     fn commit(&mut self, pending: Vec<Pending>) {
         let id = self.id;
-        let records: Vec<Record> = self
-            .entity
-            .drain_records()
-            .map(|record| tag(id, record))
-            .collect();
+        let records = self.entity.drain_records(id);
         if records.is_empty() {
             for reply in pending {
                 reply(Ok(()));

@@ -31,7 +31,7 @@ pub use clock::Clock;
 use crate::auth::SasKeys;
 use crate::config::Config;
 use connection::BrokerConnection;
-use entity_task::EntityTask;
+use entity_task::{EntityTask, OwnedEntity};
 use mailbox::Mailbox;
 use registry::Registry;
 
@@ -55,6 +55,14 @@ pub enum RuntimeError {
         entity: String,
         /// The core's complaint.
         source: CoreError,
+    },
+    /// The session states stored for a `RequiresSession` entity cannot be decoded.
+    #[error("entity {entity}: stored session state cannot be restored: {source}")]
+    RestoreSessions {
+        /// The entity's path.
+        entity: String,
+        /// The session layer's complaint.
+        source: busbar_sessions::SessionError,
     },
     /// Serving connections failed.
     #[error("listener failed: {0}")]
@@ -113,6 +121,16 @@ where
             dead_lettered = entity.len(SubQueue::DeadLetter),
             "entity restored"
         );
+        let entity = if spec.requires_session {
+            OwnedEntity::with_sessions(entity, spec.id, &recovered).map_err(|source| {
+                RuntimeError::RestoreSessions {
+                    entity: spec.path.clone(),
+                    source,
+                }
+            })?
+        } else {
+            entity.into()
+        };
         entities.push((spec, entity));
     }
     drop(recovered);

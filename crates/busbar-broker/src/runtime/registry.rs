@@ -28,6 +28,8 @@ pub(crate) struct EntityHandle {
     pub(crate) path: String,
     /// Its task's inbox.
     pub(crate) inbox: mpsc::Sender<EntityCommand>,
+    /// `RequiresSession`: receivers must accept a session, messages need a session id.
+    pub(crate) requires_session: bool,
 }
 
 /// A subscription as its topic routes to it.
@@ -161,6 +163,7 @@ pub(crate) struct EntitySpec {
     pub(crate) path: String,
     pub(crate) id: EntityId,
     pub(crate) config: EntityConfig,
+    pub(crate) requires_session: bool,
     pub(crate) inbox: mpsc::Receiver<EntityCommand>,
 }
 
@@ -174,22 +177,28 @@ pub(crate) fn build(
     let mut ids = IdAssigner::new(recovered);
     let mut registry = Registry::default();
     let mut specs = Vec::new();
-    let mut open = |path: String, config: EntityConfig| {
+    let mut open = |path: String, config: EntityConfig, requires_session: bool| {
         let (sender, inbox) = mpsc::channel(inbox_capacity);
         specs.push(EntitySpec {
             path: path.clone(),
             id: ids.id_of(&path),
             config,
+            requires_session,
             inbox,
         });
         EntityHandle {
             path,
             inbox: sender,
+            requires_session,
         }
     };
     for queue in &namespace.queues {
         let config = entity_config(&queue.delivery, Some(queue.duplicate_detection));
-        let handle = open(queue.name.to_string(), config);
+        let handle = open(
+            queue.name.to_string(),
+            config,
+            queue.delivery.requires_session,
+        );
         registry.queues.insert(queue.name.clone(), handle);
         if let Some(next) = &queue.delivery.forward_to {
             registry
@@ -207,7 +216,7 @@ pub(crate) fn build(
             // A topic's duplicate detection applied at each subscription drops exactly the
             // copies a topic-level check would have dropped.
             let config = entity_config(&subscription.delivery, Some(topic.duplicate_detection));
-            let handle = open(path, config);
+            let handle = open(path, config, subscription.delivery.requires_session);
             registry.subscriptions.insert(
                 (topic.name.clone(), subscription.name.clone()),
                 handle.clone(),

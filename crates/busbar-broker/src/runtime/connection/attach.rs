@@ -6,12 +6,15 @@ use std::collections::{HashMap, VecDeque};
 use busbar_amqp::engine::{AttachReply, AttachRequest, Connection};
 use busbar_amqp::performatives::{ReceiverSettleMode, Role, SenderSettleMode};
 use busbar_core::{ReceiveMode, SubQueue};
+use busbar_sessions::check_receiver_kind;
 
 use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
 use crate::errors::BrokerError;
-use crate::runtime::registry::Resolved;
+use crate::runtime::registry::{EntityHandle, Resolved};
 
+/// The source filter a session receiver sets: the session id, or null for the next one.
+const SESSION_FILTER: &str = "com.microsoft:session-filter";
 /// Credit granted to request links and kept topped up.
 const REQUEST_CREDIT: u32 = 100;
 /// Credit granted to sender links ("Service Bus instantly provides ample link credit").
@@ -118,6 +121,9 @@ impl BrokerConnection {
             }
             (Role::Receiver, Address::Entity(node)) => {
                 let (entity, sub_queue) = self.entity_of(&node)?;
+                if sub_queue == SubQueue::Main {
+                    check_session_kind(&entity, request)?;
+                }
                 let mode = if request.snd_settle_mode == SenderSettleMode::Settled {
                     ReceiveMode::ReceiveAndDelete
                 } else {
@@ -143,10 +149,7 @@ impl BrokerConnection {
     }
 
     /// The queue or subscription a node names (receive and management), after authorisation.
-    fn entity_of(
-        &self,
-        node: &EntityNode,
-    ) -> Result<(crate::runtime::registry::EntityHandle, SubQueue), BrokerError> {
+    fn entity_of(&self, node: &EntityNode) -> Result<(EntityHandle, SubQueue), BrokerError> {
         self.check_access(node)?;
         let sub_queue = match node.sub_queue {
             AddressSubQueue::Active => SubQueue::Main,
@@ -186,4 +189,31 @@ impl BrokerConnection {
             entity: node.to_string(),
         }
     }
+}
+
+/// §6.3: a receiver of a `RequiresSession` entity's main queue must name a session (or ask for
+/// the next one) with `com.microsoft:session-filter`, and only such an entity takes one.
+fn check_session_kind(entity: &EntityHandle, request: &AttachRequest) -> Result<(), BrokerError> {
+    let session_receiver = request
+        .source
+        .as_ref()
+        .and_then(|source| source.filter.as_ref())
+        .is_some_and(|filter| filter.get(SESSION_FILTER).is_some());
+    if check_receiver_kind(entity.requires_session, session_receiver).is_err() {
+        let reason = if entity.requires_session {
+            "requires sessions: receive with a session receiver (accept a session)"
+        } else {
+            "does not use sessions: receive without a session filter"
+        };
+        return Err(BrokerError::NotAllowed(format!(
+            "The entity '{}' {reason}.",
+            entity.path
+        )));
+    }
+    if session_receiver {
+        return Err(BrokerError::NotImplemented {
+            operation: "session receivers".to_owned(),
+        });
+    }
+    Ok(())
 }

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use busbar_amqp::message::MessageBuilder;
 use busbar_core::{EntityConfig, NewMessage, Outcome, SequenceNumber, SubQueue};
+use busbar_sessions::{SessionEntity, SessionLimits};
 use busbar_store::{EntityId, GroupCommit, GroupCommitOptions, MemoryStorage, Storage};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use super::EntityTask;
+use super::{EntityTask, OwnedEntity};
 use crate::errors::BrokerError;
 use crate::runtime::clock::Clock;
 use crate::runtime::mailbox::EntityCommand;
@@ -26,8 +27,14 @@ struct Harness {
 }
 
 fn start(storage: MemoryStorage) -> Harness {
+    start_with(
+        storage,
+        busbar_core::Entity::new(EntityConfig::default(), 7).unwrap(),
+    )
+}
+
+fn start_with(storage: MemoryStorage, entity: impl Into<OwnedEntity>) -> Harness {
     let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
-    let entity = busbar_core::Entity::new(EntityConfig::default(), 7).unwrap();
     let task = EntityTask::new(entity, EntityId(1), Clock::anchored_now(), writer.handle());
     let (inbox, receiver) = mpsc::channel(16);
     let task = tokio::spawn(task.run(receiver));
@@ -151,4 +158,38 @@ async fn refusals_map_to_the_service_bus_errors_and_change_nothing() {
     assert!(matches!(peeked, Ok(OperationResult::Messages(ref m)) if m.len() == 1));
     let mut storage = harness.stop().await;
     assert_eq!(storage.recover().unwrap().messages.len(), 1);
+}
+
+fn session_message(id: &str, session: &str) -> NewMessage {
+    NewMessage {
+        session_id: Some(session.to_owned()),
+        ..message(id)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_entity_refuses_a_batch_with_a_message_without_session_id() {
+    let core = busbar_core::Entity::new(EntityConfig::default(), 7).unwrap();
+    let entity = SessionEntity::new(core, SessionLimits::default(), []);
+    let harness = start_with(MemoryStorage::new(), entity);
+    let refused = harness
+        .execute(Operation::Enqueue(vec![
+            session_message("a", "s1"),
+            message("b"),
+        ]))
+        .await;
+    let Err(BrokerError::NotAllowed(reason)) = refused else {
+        panic!("a message without session id was accepted: {refused:?}");
+    };
+    assert!(reason.contains("SessionId"), "{reason}");
+    let stored = harness
+        .execute(Operation::Enqueue(vec![
+            session_message("c", "s1"),
+            session_message("d", "s2"),
+        ]))
+        .await;
+    assert!(matches!(stored, Ok(OperationResult::SequenceNumbers(ref s)) if s.len() == 2));
+    let mut storage = harness.stop().await;
+    let recovered = storage.recover().unwrap();
+    assert_eq!(recovered.messages.len(), 2);
 }
