@@ -70,6 +70,14 @@ pub enum RuntimeError {
     /// The store's writer thread panicked.
     #[error("the storage writer thread panicked")]
     WriterPanicked,
+    /// A subscription's configured rules cannot be parsed.
+    #[error("subscription {subscription}: {source}")]
+    Rules {
+        /// The subscription's path.
+        subscription: String,
+        /// What is wrong with its rules.
+        source: busbar_rules::Error,
+    },
 }
 
 /// What every connection handler shares: read-only after start-up.
@@ -104,7 +112,12 @@ where
     let clock = Clock::anchored_now();
     let recovered = storage.recover()?;
     let (registry, specs, id_records) =
-        registry::build(&config.namespace, &recovered, ENTITY_INBOX);
+        registry::build(&config.namespace, &recovered, ENTITY_INBOX).map_err(|error| {
+            RuntimeError::Rules {
+                subscription: error.subscription,
+                source: error.source,
+            }
+        })?;
     let now = clock.now();
     let mut entities = Vec::with_capacity(specs.len());
     for spec in specs {

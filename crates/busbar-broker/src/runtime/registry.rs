@@ -10,10 +10,12 @@ use busbar_store::{EntityId, Record, Recovered};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
+use busbar_rules::{Disposition, Guid, RuleSet, Subscription, fan_out};
+
 use super::mailbox::EntityCommand;
-use super::rules::any_matches;
+use super::rules::{AmqpView, compile, edited_copy};
 use crate::address::EntityPath;
-use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig, RuleConfig};
+use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig};
 use crate::names::EntityName;
 
 /// The store entity under which the name → id map is kept (never a real entity).
@@ -35,8 +37,8 @@ pub(crate) struct EntityHandle {
 /// A subscription as its topic routes to it.
 #[derive(Clone, Debug)]
 pub(crate) struct SubscriptionRoute {
-    /// Which messages it takes.
-    pub(crate) rules: Vec<RuleConfig>,
+    /// Which messages it takes, parsed once.
+    pub(crate) rules: RuleSet,
     /// The subscription.
     pub(crate) entity: EntityHandle,
     /// `ForwardTo`: where its messages go instead.
@@ -130,17 +132,10 @@ impl Registry {
                 _ => targets.push((queue.clone(), messages)),
             }
         } else if let Some(topic) = self.topics.get(name) {
-            for subscription in &topic.subscriptions {
-                let selected: Vec<NewMessage> = messages
-                    .iter()
-                    .filter(|message| {
-                        any_matches(
-                            &subscription.rules,
-                            &Message::from_bytes(message.payload.clone()),
-                        )
-                    })
-                    .cloned()
-                    .collect();
+            for (index, selected) in topic.fan_out(&messages).into_iter().enumerate() {
+                let Some(subscription) = topic.subscriptions.get(index) else {
+                    continue;
+                };
                 if selected.is_empty() {
                     continue;
                 }
@@ -158,6 +153,67 @@ impl Registry {
     }
 }
 
+impl TopicRoute {
+    /// The copies of `messages` for each subscription (by index), edited by the rule actions
+    /// that made them. A message whose sections cannot be decoded, or a copy whose filter
+    /// failed to evaluate, is dropped with a warning: dead-lettering on a filter error needs an
+    /// enqueue straight into the dead-letter sub-queue, which the core does not offer yet.
+    fn fan_out(&self, messages: &[NewMessage]) -> Vec<Vec<NewMessage>> {
+        let subscriptions: Vec<Subscription<'_>> = self
+            .subscriptions
+            .iter()
+            .map(|subscription| Subscription {
+                rules: &subscription.rules,
+                dead_letter_on_filter_error: true,
+            })
+            .collect();
+        let mut selected = vec![Vec::new(); subscriptions.len()];
+        let mut new_guid = || Guid(*uuid::Uuid::new_v4().as_bytes());
+        for message in messages {
+            let view = match AmqpView::of(&Message::from_bytes(message.payload.clone())) {
+                Ok(view) => view,
+                Err(error) => {
+                    tracing::warn!(topic = %self.path, %error, "message sections cannot be read; no subscription takes it");
+                    continue;
+                }
+            };
+            for copy in fan_out(&subscriptions, &view, &mut new_guid) {
+                let Some(target) = selected.get_mut(copy.subscription) else {
+                    continue;
+                };
+                match copy.disposition {
+                    Disposition::Deliver { rule: None, .. } => target.push(message.clone()),
+                    Disposition::Deliver {
+                        rule: Some(rule),
+                        edits,
+                    } => match edited_copy(message, &rule, &edits) {
+                        Ok(copy) => target.push(copy),
+                        Err(error) => {
+                            tracing::warn!(topic = %self.path, rule, %error, "rule action cannot edit the message");
+                        }
+                    },
+                    Disposition::DeadLetter {
+                        reason,
+                        description,
+                    } => {
+                        tracing::warn!(topic = %self.path, reason, description, "filter evaluation failed; copy dropped");
+                    }
+                }
+            }
+        }
+        selected
+    }
+}
+
+/// A subscription whose configured rules cannot be parsed.
+#[derive(Debug)]
+pub(crate) struct RulesError {
+    /// The subscription's path.
+    pub(crate) subscription: String,
+    /// What is wrong with its rules.
+    pub(crate) source: busbar_rules::Error,
+}
+
 /// One entity to start: its store id, core configuration and inbox.
 pub(crate) struct EntitySpec {
     pub(crate) path: String,
@@ -173,7 +229,7 @@ pub(crate) fn build(
     namespace: &NamespaceConfig,
     recovered: &Recovered,
     inbox_capacity: usize,
-) -> (Registry, Vec<EntitySpec>, Vec<Record>) {
+) -> Result<(Registry, Vec<EntitySpec>, Vec<Record>), RulesError> {
     let mut ids = IdAssigner::new(recovered);
     let mut registry = Registry::default();
     let mut specs = Vec::new();
@@ -213,6 +269,10 @@ pub(crate) fn build(
         };
         for subscription in &topic.subscriptions {
             let path = format!("{}/Subscriptions/{}", topic.name, subscription.name);
+            let rules = compile(&subscription.rules).map_err(|source| RulesError {
+                subscription: path.clone(),
+                source,
+            })?;
             // A topic's duplicate detection applied at each subscription drops exactly the
             // copies a topic-level check would have dropped.
             let config = entity_config(&subscription.delivery, Some(topic.duplicate_detection));
@@ -222,14 +282,14 @@ pub(crate) fn build(
                 handle.clone(),
             );
             route.subscriptions.push(SubscriptionRoute {
-                rules: subscription.rules.clone(),
+                rules,
                 entity: handle,
                 forward_to: subscription.delivery.forward_to.clone(),
             });
         }
         registry.topics.insert(topic.name.clone(), route);
     }
-    (registry, specs, ids.new_records)
+    Ok((registry, specs, ids.new_records))
 }
 
 /// The core configuration of a queue or subscription.
@@ -327,7 +387,7 @@ mod tests {
         let namespace = Config::emulator_default().namespace;
         let mut storage = MemoryStorage::new();
         let recovered = storage.recover().unwrap();
-        let (registry, specs, records) = build(&namespace, &recovered, 4);
+        let (registry, specs, records) = build(&namespace, &recovered, 4).unwrap();
         assert_eq!(records.len(), 2);
         let first: Vec<EntityId> = specs.iter().map(|s| s.id).collect();
         assert_eq!(first, [EntityId(1), EntityId(2)]);
@@ -350,7 +410,7 @@ mod tests {
         storage.sync().unwrap();
         let mut restarted = storage.restart();
         let recovered = restarted.recover().unwrap();
-        let (_, specs, records) = build(&namespace, &recovered, 4);
+        let (_, specs, records) = build(&namespace, &recovered, 4).unwrap();
         assert!(records.is_empty());
         assert_eq!(specs.iter().map(|s| s.id).collect::<Vec<_>>(), first);
     }
@@ -366,7 +426,7 @@ mod tests {
                 { "Name": "s2", "Properties": {} } ] } ] } ],
             "Logging": { "Type": "Console" } } }"#;
         let namespace = crate::config::parse(text, "test.json").unwrap().namespace;
-        let (registry, _specs, _) = build(&namespace, &Recovered::default(), 4);
+        let (registry, _specs, _) = build(&namespace, &Recovered::default(), 4).unwrap();
         let message = NewMessage {
             payload: busbar_amqp::message::MessageBuilder::new()
                 .data(Bytes::from_static(b"x"))
