@@ -69,8 +69,58 @@ QUEUES = {
     "q-auth-receive": {},
     "q-restart": {},
     "q-reconnect": {},
+    "q-from-topic": {},
 }
 
+
+def _sql_rule(name, expression, action=None):
+    properties = {"FilterType": "Sql", "SqlFilter": {"SqlExpression": expression}}
+    if action is not None:
+        properties["Action"] = {"SqlExpression": action}
+    return {"Name": name, "Properties": properties}
+
+
+def _topic(name, subscriptions):
+    return {
+        "Name": name,
+        "Properties": {},
+        "Subscriptions": [
+            {"Name": sub, "Properties": properties, "Rules": rules}
+            for sub, properties, rules in subscriptions
+        ],
+    }
+
+
+# The topics of test_topic_rules.py, one per test (each send fans out to every subscription).
+TOPIC_RULE_TOPICS = [
+    _topic(
+        "t-select",
+        [
+            ("all", {}, []),
+            ("red-sql", {}, [_sql_rule("red", "color = 'red' AND quantity > 5")]),
+            (
+                "order-corr",
+                {},
+                [
+                    {
+                        "Name": "orders",
+                        "Properties": {
+                            "FilterType": "Correlation",
+                            "CorrelationFilter": {"Label": "order", "Properties": {"priority": 1}},
+                        },
+                    }
+                ],
+            ),
+        ],
+    ),
+    _topic(
+        "t-action",
+        [("doubled", {}, [_sql_rule("double", "1=1", "SET quantity = quantity * 2; SET sys.Label = 'doubled'")])],
+    ),
+    _topic("t-dlq", [("s", {}, [])]),
+    _topic("t-forward", [("fwd", {"ForwardTo": "q-from-topic"}, [])]),
+    _topic("t-restart", [("kept", {}, [_sql_rule("keep", "keep = TRUE")])]),
+]
 
 # One topic: "all" has no rules (Service Bus's $Default rule, every message), "json" keeps only
 # messages whose content type is application/json.
@@ -94,7 +144,8 @@ TOPICS = [
                 ],
             },
         ],
-    }
+    },
+    *TOPIC_RULE_TOPICS,
 ]
 
 

@@ -1,0 +1,101 @@
+"""Topic rules end to end: SQL and correlation filters select, a rule action edits the
+subscription's copy, subscriptions have a dead-letter queue, forward to a queue, and keep their
+messages across a restart (topics and rules are declared in conftest.TOPIC_RULE_TOPICS)."""
+
+from azure.servicebus import (
+    ServiceBusClient,
+    ServiceBusMessage,
+    ServiceBusReceiveMode,
+    ServiceBusSubQueue,
+)
+
+from support import bodies, body_text, receive_exactly, receive_one
+
+
+def send(client, topic, messages):
+    with client.get_topic_sender(topic) as sender:
+        sender.send_messages(messages)
+
+
+def receive_all(client, topic, subscription, count, sub_queue=None):
+    with client.get_subscription_receiver(
+        topic,
+        subscription,
+        sub_queue=sub_queue,
+        receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE,
+    ) as receiver:
+        received = receive_exactly(receiver, count)
+        # Nothing more than expected is waiting.
+        assert receiver.peek_messages(max_message_count=10) == []
+        return received
+
+
+def user_properties(message):
+    return {
+        (key.decode() if isinstance(key, bytes) else key): (
+            value.decode() if isinstance(value, bytes) else value
+        )
+        for key, value in (message.application_properties or {}).items()
+    }
+
+
+def test_sql_and_correlation_filters_select_and_every_match_gets_a_copy(client):
+    send(
+        client,
+        "t-select",
+        [
+            ServiceBusMessage("red-many", application_properties={"color": "red", "quantity": 10}),
+            ServiceBusMessage("red-few", application_properties={"color": "red", "quantity": 2}),
+            ServiceBusMessage("blue-order", subject="order", application_properties={"color": "blue", "priority": 1}),
+            ServiceBusMessage("low-order", subject="order", application_properties={"priority": 2}),
+        ],
+    )
+    assert sorted(bodies(receive_all(client, "t-select", "all", 4))) == sorted(
+        ["red-many", "red-few", "blue-order", "low-order"]
+    )
+    assert bodies(receive_all(client, "t-select", "red-sql", 1)) == ["red-many"]
+    assert bodies(receive_all(client, "t-select", "order-corr", 1)) == ["blue-order"]
+
+
+def test_a_rule_action_edits_the_subscription_copy(client):
+    send(client, "t-action", [ServiceBusMessage("x", subject="plain", application_properties={"quantity": 21})])
+    (message,) = receive_all(client, "t-action", "doubled", 1)
+    properties = user_properties(message)
+    assert properties["quantity"] == 42
+    assert properties["RuleName"] == "double"
+    assert message.subject == "doubled"
+
+
+def test_a_subscription_has_a_dead_letter_queue(client):
+    send(client, "t-dlq", [ServiceBusMessage("poison")])
+    with client.get_subscription_receiver("t-dlq", "s") as receiver:
+        message = receive_one(receiver)
+        receiver.dead_letter_message(message, reason="Poison", error_description="cannot process")
+    (dead,) = receive_all(client, "t-dlq", "s", 1, sub_queue=ServiceBusSubQueue.DEAD_LETTER)
+    assert body_text(dead) == "poison"
+    assert dead.dead_letter_reason == "Poison"
+
+
+def test_a_subscription_forwards_to_a_queue(client):
+    send(client, "t-forward", [ServiceBusMessage("forwarded")])
+    with client.get_queue_receiver("q-from-topic") as receiver:
+        message = receive_one(receiver)
+        assert body_text(message) == "forwarded"
+        receiver.complete_message(message)
+    with client.get_subscription_receiver("t-forward", "fwd") as receiver:
+        assert receiver.peek_messages(max_message_count=10) == []
+
+
+def test_subscription_messages_survive_a_restart(own_broker):
+    with ServiceBusClient.from_connection_string(own_broker.connection_string) as client:
+        send(
+            client,
+            "t-restart",
+            [
+                ServiceBusMessage("kept", application_properties={"keep": True}),
+                ServiceBusMessage("filtered", application_properties={"keep": False}),
+            ],
+        )
+    own_broker.restart()
+    with ServiceBusClient.from_connection_string(own_broker.connection_string) as client:
+        assert bodies(receive_all(client, "t-restart", "kept", 1)) == ["kept"]
