@@ -362,6 +362,28 @@ fn rules_need_exactly_one_well_formed_filter() {
 }
 
 #[test]
+fn malformed_sql_filters_and_actions_are_refused_with_their_position() {
+    let scope = r#"config.json: topic "t" subscription "s" rule "r": "#;
+    let table = [
+        (
+            r#"{"Name": "r", "Properties": {"FilterType": "Sql", "SqlFilter": {"SqlExpression": "color = = 'red'"}}}"#,
+            r#"SqlFilter.SqlExpression "color = = 'red'": syntax error at position 9: "#,
+        ),
+        (
+            r#"{"Name": "r", "Properties": {"FilterType": "Sql", "SqlFilter": {"SqlExpression": "1=1"}, "Action": {"SqlExpression": "SET"}}}"#,
+            r#"Action.SqlExpression "SET": syntax error at position 4: "#,
+        ),
+    ];
+    for (rule, prefix) in table {
+        let refusal = refusal(&with_rule(rule));
+        assert!(
+            refusal.starts_with(&format!("{scope}{prefix}")),
+            "{refusal}"
+        );
+    }
+}
+
+#[test]
 fn document_structure_errors() {
     let table = [
         ("{}", "config.json: the document: UserConfig is required"),

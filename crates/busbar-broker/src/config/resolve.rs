@@ -286,7 +286,9 @@ fn rule(value: &Value, path: &str, subscription_scope: &str) -> Result<RuleConfi
                 fields.invalid("FilterType \"Correlation\" needs a CorrelationFilter".to_owned())
             );
         }
-        ("Sql", None, Some(sql)) => RuleFilter::Sql(sql_expression(&sql, "SqlFilter")?),
+        ("Sql", None, Some(sql)) => RuleFilter::Sql(sql_expression(&sql, "SqlFilter", |text| {
+            busbar_rules::SqlFilter::parse(text).map(drop)
+        })?),
         ("Sql", _, None) => {
             return Err(fields.invalid("FilterType \"Sql\" needs a SqlFilter".to_owned()));
         }
@@ -303,7 +305,11 @@ fn rule(value: &Value, path: &str, subscription_scope: &str) -> Result<RuleConfi
     };
     let action = properties
         .nested("Action", SQL_PROPERTIES)?
-        .map(|action| sql_expression(&action, "Action"))
+        .map(|action| {
+            sql_expression(&action, "Action", |text| {
+                busbar_rules::SqlAction::parse(text).map(drop)
+            })
+        })
         .transpose()?;
     Ok(RuleConfig {
         name,
@@ -362,11 +368,20 @@ fn user_properties(filter: &Fields<'_>) -> Result<Vec<(String, PropertyValue)>, 
         .collect()
 }
 
-fn sql_expression(fields: &Fields<'_>, location: &str) -> Result<SqlExpression, Invalid> {
+/// A SQL filter or action's text, checked with `parse` so that a malformed one stops start-up
+/// naming the file, the rule and the position.
+fn sql_expression(
+    fields: &Fields<'_>,
+    location: &str,
+    parse: fn(&str) -> Result<(), busbar_rules::SyntaxError>,
+) -> Result<SqlExpression, Invalid> {
     let expression = fields.string("SqlExpression")?.unwrap_or_default();
     if expression.trim().is_empty() {
         return Err(fields.invalid(format!("{location}.SqlExpression is required")));
     }
+    parse(expression).map_err(|error| {
+        fields.invalid(format!("{location}.SqlExpression {expression:?}: {error}"))
+    })?;
     Ok(SqlExpression(expression.to_owned()))
 }
 
