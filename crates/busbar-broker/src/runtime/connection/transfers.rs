@@ -265,7 +265,11 @@ impl BrokerConnection {
 
 /// Stores messages in every target entity; the reply reports the first failure once every
 /// entity has answered (a message no subscription selects is accepted and dropped, as in
-/// Service Bus).
+/// Service Bus). A topic send is therefore `accepted` only when every copy is durable and
+/// rejected when any copy fails, but it is not atomic: the copies other subscriptions stored
+/// before the failure stay there and are delivered (a retried send adds a second copy to them
+/// unless the topic has duplicate detection). Hiding them would need a two-phase enqueue across
+/// entity tasks, which the core does not offer.
 fn store_everywhere(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply) {
     if let [(entity, _)] = &targets[..] {
         let inbox = entity.inbox.clone();
