@@ -69,6 +69,15 @@ QUEUES = {
     "q-auth-receive": {},
     "q-restart": {},
     "q-reconnect": {},
+    # Session queues (test_sessions.py).
+    "q-session-plain": {"RequiresSession": True},
+    "q-session-fifo": {"RequiresSession": True},
+    "q-session-two": {"RequiresSession": True},
+    "q-session-busy": {"RequiresSession": True},
+    "q-session-empty": {"RequiresSession": True},
+    "q-session-abandon": {"RequiresSession": True, "MaxDeliveryCount": 10},
+    "q-session-close": {"RequiresSession": True},
+    "q-session-expiry": {"RequiresSession": True, "LockDuration": "PT5S", "MaxDeliveryCount": 10},
     "q-from-topic": {},
 }
 

@@ -17,8 +17,10 @@ use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult};
 use crate::errors::BrokerError;
 pub(crate) use owned::OwnedEntity;
+use session_links::SessionLinks;
 
 mod owned;
+mod session_links;
 
 /// Commands taken from the inbox per batch.
 const BATCH: usize = 256;
@@ -30,6 +32,8 @@ struct Receiver {
     key: ReceiverKey,
     sub_queue: SubQueue,
     mode: ReceiveMode,
+    /// A session link: it receives only its session's messages.
+    session_link: bool,
     /// Deliveries made to the link (wrapping).
     sent: u32,
     /// `sent` may grow up to this (wrapping).
@@ -56,6 +60,7 @@ pub(crate) struct EntityTask {
     clock: Clock,
     store: GroupCommitHandle,
     receivers: Vec<Receiver>,
+    session_links: SessionLinks,
     /// Where the next dispatch round starts, so receivers share messages fairly.
     next_receiver: usize,
     retry_at: Option<Instant>,
@@ -75,6 +80,7 @@ impl EntityTask {
             clock,
             store,
             receivers: Vec::new(),
+            session_links: SessionLinks::default(),
             next_receiver: 0,
             retry_at: None,
         }
@@ -109,6 +115,7 @@ impl EntityTask {
                 self.handle(command, now, &mut pending);
             }
             self.dispatch(now);
+            self.session_links.forward_events(&mut self.entity);
             self.commit(pending);
         }
     }
@@ -146,23 +153,45 @@ impl EntityTask {
                     existing.limit = limit;
                     existing.drain |= drain;
                 }
+                // The main queue of a session entity feeds session links only (a flow
+                // reordered behind its link's detach finds the link gone).
+                None if sub_queue == SubQueue::Main
+                    && self.entity.requires_session()
+                    && !self.session_links.contains(receiver) => {}
                 None => self.receivers.push(Receiver {
                     key: receiver,
                     sub_queue,
                     mode,
+                    session_link: self.session_links.contains(receiver),
                     sent: 0,
                     limit,
                     drain,
                     mailbox,
                 }),
             },
-            EntityCommand::Detach(receiver) => self.receivers.retain(|r| r.key != receiver),
+            EntityCommand::Detach(receiver) => {
+                self.receivers.retain(|r| r.key != receiver);
+                self.session_links.close(&mut self.entity, receiver, now);
+            }
             EntityCommand::Release(tokens) => {
                 for token in tokens {
                     // A lock that already ended has nothing to release.
-                    let _ = self.entity.core_mut().settle(token, Outcome::Release, now);
+                    let _ = self.settle(token, Outcome::Release, now);
                 }
             }
+            EntityCommand::AcceptSession {
+                receiver,
+                session,
+                wait_until,
+                mailbox,
+            } => self.session_links.accept(
+                &mut self.entity,
+                receiver,
+                session,
+                wait_until,
+                mailbox,
+                now,
+            ),
         }
     }
 
@@ -185,12 +214,11 @@ impl EntityTask {
                 )
             }),
             Operation::Settle { tokens, outcome } => {
-                let entity = self.entity.core_mut();
                 // Each token settles on its own; the first failure is reported.
                 let mut result = Ok(OperationResult::Done);
                 for token in tokens {
-                    if let Err(error) = entity.settle(token, outcome.clone(), now) {
-                        result = result.and(Err(core_error(error)));
+                    if let Err(error) = self.settle(token, outcome.clone(), now) {
+                        result = result.and(Err(error));
                     }
                 }
                 result
@@ -219,6 +247,24 @@ impl EntityTask {
         }
     }
 
+    /// Settles one message: through its session when a session link received it.
+    fn settle(
+        &mut self,
+        token: busbar_core::LockToken,
+        outcome: Outcome,
+        now: busbar_core::Timestamp,
+    ) -> Result<(), BrokerError> {
+        if self.session_links.holds(&token) {
+            self.session_links
+                .settle(&mut self.entity, token, outcome, now)
+        } else {
+            self.entity
+                .core_mut()
+                .settle(token, outcome, now)
+                .map_err(core_error)
+        }
+    }
+
     /// Hands available messages to receivers with credit, one per receiver per round.
     fn dispatch(&mut self, now: busbar_core::Timestamp) {
         let count = self.receivers.len();
@@ -232,7 +278,8 @@ impl EntityTask {
                     continue;
                 };
                 let queue_index = usize::from(receiver.sub_queue == SubQueue::DeadLetter);
-                if receiver.credit() == 0 || exhausted[queue_index] {
+                let session_link = receiver.session_link;
+                if receiver.credit() == 0 || (exhausted[queue_index] && !session_link) {
                     continue;
                 }
                 let permit = match receiver.mailbox.sender.try_reserve() {
@@ -243,12 +290,16 @@ impl EntityTask {
                     }
                     Err(TrySendError::Closed(())) => continue,
                 };
-                let Some(delivery) =
+                let delivery = if session_link {
+                    self.session_links
+                        .receive(&mut self.entity, receiver.key, receiver.mode, now)
+                } else {
                     self.entity
                         .core_mut()
                         .receive(receiver.sub_queue, receiver.mode, now)
-                else {
-                    exhausted[queue_index] = true;
+                };
+                let Some(delivery) = delivery else {
+                    exhausted[queue_index] |= !session_link;
                     continue;
                 };
                 permit.send(ConnectionCommand::Deliver {
@@ -263,7 +314,9 @@ impl EntityTask {
         }
         self.receivers.retain(|r| !r.mailbox.sender.is_closed());
         for receiver in &mut self.receivers {
-            let nothing_left = self.entity.core().available_len(receiver.sub_queue) == 0;
+            // A session link with credit left after the rounds found nothing in its session.
+            let nothing_left =
+                receiver.session_link || self.entity.core().available_len(receiver.sub_queue) == 0;
             if receiver.drain && (receiver.credit() == 0 || nothing_left) {
                 match receiver
                     .mailbox

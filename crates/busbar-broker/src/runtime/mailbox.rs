@@ -4,7 +4,7 @@
 
 use busbar_amqp::engine::{DeliveryId, LinkId};
 use busbar_amqp::performatives::DeliveryState;
-use busbar_core::{Delivery, LockToken, ReceiveMode, SubQueue};
+use busbar_core::{Delivery, LockToken, ReceiveMode, SubQueue, Timestamp};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
@@ -57,6 +57,19 @@ pub(crate) enum EntityCommand {
     Detach(ReceiverKey),
     /// Messages handed to a link that could not be sent: unlock them without counting.
     Release(Vec<LockToken>),
+    /// A session receive link attached: lock the named session (`Some`) or the next available
+    /// one, waiting until `wait_until`; the answer is a [`ConnectionCommand::SessionAccepted`]
+    /// or [`ConnectionCommand::SessionRefused`].
+    AcceptSession {
+        /// The receive link.
+        receiver: ReceiverKey,
+        /// The session asked for, or `None` for the next available one.
+        session: Option<String>,
+        /// When a wait for the next available session ends.
+        wait_until: Timestamp,
+        /// The connection to answer.
+        mailbox: Mailbox,
+    },
 }
 
 /// What a connection task is told.
@@ -93,6 +106,24 @@ pub(crate) enum ConnectionCommand {
         /// Applied, or why not.
         result: Result<(), BrokerError>,
     },
+    /// A session receive link holds its session: complete its attach (§6.2).
+    SessionAccepted {
+        /// The link.
+        link: LinkId,
+        /// The session it holds.
+        session: String,
+        /// When the session lock ends unless renewed.
+        locked_until: Timestamp,
+    },
+    /// A session receive link got no session: refuse its attach (§6.3).
+    SessionRefused {
+        /// The link.
+        link: LinkId,
+        /// Why.
+        error: BrokerError,
+    },
+    /// A session link's lock expired: detach it with `com.microsoft:session-lock-lost` (§6.4).
+    SessionLockLost(LinkId),
     /// A request/response operation finished: answer it.
     Respond {
         /// The link the request came on.

@@ -8,13 +8,12 @@ use busbar_amqp::performatives::{ReceiverSettleMode, Role, SenderSettleMode};
 use busbar_core::{ReceiveMode, SubQueue};
 use busbar_sessions::check_receiver_kind;
 
+use super::session_attach::{AcceptingSession, is_session_receiver};
 use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
 use crate::errors::BrokerError;
 use crate::runtime::registry::{EntityHandle, Resolved};
 
-/// The source filter a session receiver sets: the session id, or null for the next one.
-const SESSION_FILTER: &str = "com.microsoft:session-filter";
 /// Credit granted to request links and kept topped up.
 const REQUEST_CREDIT: u32 = 100;
 /// Credit granted to sender links ("Service Bus instantly provides ample link credit").
@@ -31,6 +30,10 @@ impl BrokerConnection {
         .to_owned();
         let decided = self.decide(&request, &raw);
         let outcome = match decided {
+            Ok((LinkKind::AcceptingSession(pending), _)) => {
+                self.hold_session_attach(link, &request, pending);
+                return;
+            }
             Ok((kind, reply)) => connection.accept_attach(link, reply).map(|()| Some(kind)),
             Err(error) => {
                 let wire = self.wire(&error, &raw);
@@ -46,7 +49,7 @@ impl BrokerConnection {
         let credit = match &kind {
             LinkKind::Sender { .. } => Some(SEND_CREDIT),
             LinkKind::Requests { .. } => Some(REQUEST_CREDIT),
-            LinkKind::Receiver(_) | LinkKind::Replies(_) => None,
+            LinkKind::Receiver(_) | LinkKind::AcceptingSession(_) | LinkKind::Replies(_) => None,
         };
         if let Some(credit) = credit {
             // The link was just accepted, so it exists.
@@ -136,13 +139,21 @@ impl BrokerConnection {
                     }),
                     ..reply
                 };
-                let kind = LinkKind::Receiver(ReceiveLink {
+                let receiver = ReceiveLink {
                     entity,
                     sub_queue,
                     mode,
                     sent: 0,
                     unsettled: HashMap::new(),
-                });
+                };
+                let kind = if sub_queue == SubQueue::Main && is_session_receiver(request) {
+                    LinkKind::AcceptingSession(Box::new(AcceptingSession {
+                        receiver,
+                        reply: reply.clone(),
+                    }))
+                } else {
+                    LinkKind::Receiver(receiver)
+                };
                 Ok((kind, reply))
             }
         }
@@ -194,12 +205,7 @@ impl BrokerConnection {
 /// §6.3: a receiver of a `RequiresSession` entity's main queue must name a session (or ask for
 /// the next one) with `com.microsoft:session-filter`, and only such an entity takes one.
 fn check_session_kind(entity: &EntityHandle, request: &AttachRequest) -> Result<(), BrokerError> {
-    let session_receiver = request
-        .source
-        .as_ref()
-        .and_then(|source| source.filter.as_ref())
-        .is_some_and(|filter| filter.get(SESSION_FILTER).is_some());
-    if check_receiver_kind(entity.requires_session, session_receiver).is_err() {
+    if check_receiver_kind(entity.requires_session, is_session_receiver(request)).is_err() {
         let reason = if entity.requires_session {
             "requires sessions: receive with a session receiver (accept a session)"
         } else {
@@ -209,11 +215,6 @@ fn check_session_kind(entity: &EntityHandle, request: &AttachRequest) -> Result<
             "The entity '{}' {reason}.",
             entity.path
         )));
-    }
-    if session_receiver {
-        return Err(BrokerError::NotImplemented {
-            operation: "session receivers".to_owned(),
-        });
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 mod attach;
 mod requests;
+mod session_attach;
 mod transfers;
 
 use std::collections::{HashMap, VecDeque};
@@ -64,6 +65,8 @@ enum LinkKind {
         display: String,
     },
     Receiver(ReceiveLink),
+    /// A session receive link whose attach waits for a session.
+    AcceptingSession(Box<session_attach::AcceptingSession>),
     Requests {
         node: RequestNode,
         node_key: String,
@@ -140,9 +143,15 @@ impl BrokerConnection {
         }
     }
 
-    /// Forgets a link; a receive link is unregistered from its entity (its locks stay).
+    /// Forgets a link; a receive link is unregistered from its entity (its message locks stay;
+    /// a session link's session is released).
     fn forget(&mut self, link: LinkId) {
-        if let Some(LinkKind::Receiver(receiver)) = self.links.remove(&link) {
+        let receiver = match self.links.remove(&link) {
+            Some(LinkKind::Receiver(receiver)) => Some(receiver),
+            Some(LinkKind::AcceptingSession(pending)) => Some(pending.receiver),
+            _ => None,
+        };
+        if let Some(receiver) = receiver {
             post_entity(
                 &receiver.entity.inbox,
                 EntityCommand::Detach(self.receiver_key(link)),
@@ -233,6 +242,15 @@ impl ConnectionHandler for BrokerConnection {
                 state,
                 result,
             } => self.settle_echo(link, delivery_id, &state, result, connection),
+            ConnectionCommand::SessionAccepted {
+                link,
+                session,
+                locked_until,
+            } => self.session_accepted(link, session, locked_until, connection),
+            ConnectionCommand::SessionRefused { link, error } => {
+                self.session_refused(link, &error, connection);
+            }
+            ConnectionCommand::SessionLockLost(link) => self.session_lock_lost(link, connection),
             ConnectionCommand::Respond {
                 request_link,
                 request,

@@ -64,6 +64,19 @@ impl OwnedEntity {
         }
     }
 
+    /// Whether the entity is `RequiresSession`.
+    pub(crate) fn requires_session(&self) -> bool {
+        matches!(self, OwnedEntity::Sessions(_))
+    }
+
+    /// The session layer, for a `RequiresSession` entity.
+    pub(crate) fn sessions_mut(&mut self) -> Option<&mut SessionEntity> {
+        match self {
+            OwnedEntity::Plain(_) => None,
+            OwnedEntity::Sessions(entity) => Some(entity),
+        }
+    }
+
     /// Enqueues a batch, all or nothing; a session entity refuses a batch with any message
     /// lacking a session id.
     pub(crate) fn enqueue(

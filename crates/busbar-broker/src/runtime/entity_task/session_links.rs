@@ -1,0 +1,181 @@
+//! Session receive links of a `RequiresSession` entity: which session-layer receiver each link
+//! is, which link holds each message lock, and the session layer's answers and events turned
+//! into connection commands.
+
+use std::collections::HashMap;
+
+use busbar_core::{Delivery, LockToken, Outcome, ReceiveMode, Timestamp};
+use busbar_sessions::{AcceptNext, ReceiverId, SessionEvent, SessionId, SessionLock};
+
+use super::owned::{OwnedEntity, session_error};
+use crate::errors::BrokerError;
+use crate::runtime::mailbox::{ConnectionCommand, Mailbox, ReceiverKey};
+
+/// The session receive links an entity task serves.
+#[derive(Default)]
+pub(super) struct SessionLinks {
+    ids: HashMap<ReceiverKey, ReceiverId>,
+    links: HashMap<ReceiverId, (ReceiverKey, Mailbox)>,
+    /// Which receiver each peek-locked session message went to, to settle it through its
+    /// session.
+    tokens: HashMap<LockToken, ReceiverId>,
+    next_id: u64,
+}
+
+impl SessionLinks {
+    /// Whether `key` is a session receive link.
+    pub(super) fn contains(&self, key: ReceiverKey) -> bool {
+        self.ids.contains_key(&key)
+    }
+
+    /// Accepts a session for a new link and answers the connection when the outcome is known
+    /// now; a waiting link is answered by [`forward_events`](Self::forward_events).
+    pub(super) fn accept(
+        &mut self,
+        entity: &mut OwnedEntity,
+        key: ReceiverKey,
+        session: Option<String>,
+        wait_until: Timestamp,
+        mailbox: Mailbox,
+        now: Timestamp,
+    ) {
+        let Some(sessions) = entity.sessions_mut() else {
+            mailbox.post(ConnectionCommand::SessionRefused {
+                link: key.link,
+                error: BrokerError::NotAllowed("the entity does not use sessions".into()),
+            });
+            return;
+        };
+        let owner = ReceiverId(self.next_id);
+        self.next_id += 1;
+        let accepted = match session {
+            Some(name) => SessionId::new(name)
+                .and_then(|session| sessions.accept_named(owner, session, now))
+                .map(Some),
+            None => sessions
+                .accept_next(owner, wait_until, now)
+                .map(|outcome| match outcome {
+                    AcceptNext::Accepted(lock) => Some(lock),
+                    AcceptNext::Waiting => None,
+                }),
+        };
+        match accepted {
+            Err(error) => mailbox.post(ConnectionCommand::SessionRefused {
+                link: key.link,
+                error: session_error(error),
+            }),
+            Ok(lock) => {
+                if let Some(lock) = lock {
+                    mailbox.post(accepted_command(key, &lock));
+                }
+                self.ids.insert(key, owner);
+                self.links.insert(owner, (key, mailbox));
+            }
+        }
+    }
+
+    /// Tells the connections what the session layer decided since the last call: waits that
+    /// ended, locks that expired.
+    pub(super) fn forward_events(&mut self, entity: &mut OwnedEntity) {
+        let Some(sessions) = entity.sessions_mut() else {
+            return;
+        };
+        while let Some(event) = sessions.poll_event() {
+            match event {
+                SessionEvent::Accepted(lock) => {
+                    if let Some((key, mailbox)) = self.links.get(&lock.owner) {
+                        mailbox.post(accepted_command(*key, &lock));
+                    }
+                }
+                SessionEvent::AcceptTimedOut { owner } => {
+                    if let Some((key, mailbox)) = self.forget(owner) {
+                        mailbox.post(ConnectionCommand::SessionRefused {
+                            link: key.link,
+                            error: BrokerError::Timeout {
+                                operation: "no session became available for the receiver".into(),
+                            },
+                        });
+                    }
+                }
+                SessionEvent::LockLost { owner, .. } => {
+                    if let Some((key, mailbox)) = self.forget(owner) {
+                        mailbox.post(ConnectionCommand::SessionLockLost(key.link));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next message of the link's session, if it holds one and a message is available.
+    pub(super) fn receive(
+        &mut self,
+        entity: &mut OwnedEntity,
+        key: ReceiverKey,
+        mode: ReceiveMode,
+        now: Timestamp,
+    ) -> Option<Delivery> {
+        let owner = *self.ids.get(&key)?;
+        let sessions = entity.sessions_mut()?;
+        let session = sessions.session_of(owner)?.clone();
+        let delivery = sessions.receive(owner, &session, mode, now).ok()??;
+        if let Some(lock) = delivery.lock {
+            self.tokens.insert(lock.token, owner);
+        }
+        Some(delivery)
+    }
+
+    /// Whether a message lock was taken by a session link (and must be settled through it).
+    pub(super) fn holds(&self, token: &LockToken) -> bool {
+        self.tokens.contains_key(token)
+    }
+
+    /// Settles a message received on a session link through its session.
+    pub(super) fn settle(
+        &mut self,
+        entity: &mut OwnedEntity,
+        token: LockToken,
+        outcome: Outcome,
+        now: Timestamp,
+    ) -> Result<(), BrokerError> {
+        let owner = *self
+            .tokens
+            .get(&token)
+            .ok_or(BrokerError::MessageLockLost)?;
+        let sessions = entity.sessions_mut().ok_or(BrokerError::MessageLockLost)?;
+        let Some(session) = sessions.session_of(owner).cloned() else {
+            self.tokens.remove(&token);
+            return Err(BrokerError::SessionLockLost);
+        };
+        // Settled or not, the token is spent: a message that comes back gets a new one.
+        self.tokens.remove(&token);
+        sessions
+            .settle(owner, &session, token, outcome, now)
+            .map_err(session_error)
+    }
+
+    /// A session link ended: its session is released (in-flight messages come back uncounted).
+    pub(super) fn close(&mut self, entity: &mut OwnedEntity, key: ReceiverKey, now: Timestamp) {
+        let Some(owner) = self.ids.get(&key).copied() else {
+            return;
+        };
+        self.forget(owner);
+        if let Some(sessions) = entity.sessions_mut() {
+            sessions.close_receiver(owner, now);
+        }
+    }
+
+    fn forget(&mut self, owner: ReceiverId) -> Option<(ReceiverKey, Mailbox)> {
+        let (key, mailbox) = self.links.remove(&owner)?;
+        self.ids.remove(&key);
+        self.tokens.retain(|_, holder| *holder != owner);
+        Some((key, mailbox))
+    }
+}
+
+fn accepted_command(key: ReceiverKey, lock: &SessionLock) -> ConnectionCommand {
+    ConnectionCommand::SessionAccepted {
+        link: key.link,
+        session: lock.session.as_str().to_owned(),
+        locked_until: lock.locked_until,
+    }
+}

@@ -1,0 +1,137 @@
+"""Message sessions through the official SDK: session ids required on send, session receivers
+(named and next available), per-session FIFO, exclusive session locks, release on close, lock
+expiry, abandon. Every queue here has `RequiresSession`.
+"""
+
+import pytest
+from azure.servicebus import NEXT_AVAILABLE_SESSION, ServiceBusClient, ServiceBusMessage
+from azure.servicebus.exceptions import (
+    OperationTimeoutError,
+    ServiceBusError,
+    SessionCannotBeLockedError,
+)
+
+from support import bodies, body_text, receive_exactly, receive_one
+
+
+@pytest.fixture
+def single_try_client(broker):
+    """A client that does not retry, for refusals the SDK would otherwise retry with backoff."""
+    with ServiceBusClient.from_connection_string(
+        broker.connection_string, retry_total=0
+    ) as sb_client:
+        yield sb_client
+
+
+def send_to_sessions(client, queue_name, pairs):
+    """Sends `(session id, body)` pairs in the order given."""
+    with client.get_queue_sender(queue_name) as sender:
+        sender.send_messages(
+            [ServiceBusMessage(body, session_id=session) for session, body in pairs]
+        )
+
+
+def test_a_message_without_session_id_is_refused(client):
+    with client.get_queue_sender("q-session-plain") as sender:
+        with pytest.raises(ServiceBusError) as refused:
+            sender.send_messages(ServiceBusMessage("no-session"))
+        assert "SessionId" in str(refused.value)
+
+
+def test_a_plain_receiver_cannot_attach_to_a_session_queue(client):
+    send_to_sessions(client, "q-session-plain", [("s", "one")])
+    with pytest.raises(ServiceBusError):
+        with client.get_queue_receiver("q-session-plain", max_wait_time=5) as receiver:
+            receiver.receive_messages(max_wait_time=5)
+
+
+def test_each_session_is_delivered_in_order_while_sessions_interleave(client):
+    pairs = [(f"s-{n % 3}", f"{n % 3}:{n // 3}") for n in range(12)]
+    send_to_sessions(client, "q-session-fifo", pairs)
+    for session in range(3):
+        with client.get_queue_receiver(
+            "q-session-fifo", session_id=f"s-{session}"
+        ) as receiver:
+            assert receiver.session.session_id == f"s-{session}"
+            received = receive_exactly(receiver, 4)
+            assert bodies(received) == [f"{session}:{k}" for k in range(4)]
+            for message in received:
+                assert message.session_id == f"s-{session}"
+                receiver.complete_message(message)
+
+
+def test_two_next_available_receivers_get_different_sessions(client):
+    send_to_sessions(client, "q-session-two", [("a", "a1"), ("b", "b1")])
+    with client.get_queue_receiver(
+        "q-session-two", session_id=NEXT_AVAILABLE_SESSION, max_wait_time=10
+    ) as first, client.get_queue_receiver(
+        "q-session-two", session_id=NEXT_AVAILABLE_SESSION, max_wait_time=10
+    ) as second:
+        sessions = {first.session.session_id, second.session.session_id}
+        assert sessions == {"a", "b"}
+        for receiver in (first, second):
+            message = receive_one(receiver)
+            assert body_text(message) == receiver.session.session_id + "1"
+            receiver.complete_message(message)
+
+
+def test_a_named_session_held_by_another_receiver_is_refused(client, single_try_client):
+    send_to_sessions(client, "q-session-busy", [("held", "x")])
+    with client.get_queue_receiver("q-session-busy", session_id="held") as holder:
+        assert body_text(receive_one(holder)) == "x"
+        with pytest.raises(SessionCannotBeLockedError):
+            with single_try_client.get_queue_receiver(
+                "q-session-busy", session_id="held", max_wait_time=5
+            ) as rival:
+                rival.receive_messages(max_wait_time=1)
+
+
+def test_next_available_with_no_free_session_times_out(single_try_client):
+    with pytest.raises(OperationTimeoutError):
+        with single_try_client.get_queue_receiver(
+            "q-session-empty", session_id=NEXT_AVAILABLE_SESSION, max_wait_time=2
+        ) as receiver:
+            receiver.receive_messages(max_wait_time=1)
+
+
+def test_abandon_serves_the_same_message_again(client):
+    send_to_sessions(client, "q-session-abandon", [("s", "first"), ("s", "second")])
+    with client.get_queue_receiver("q-session-abandon", session_id="s") as receiver:
+        first = receive_one(receiver)
+        assert body_text(first) == "first"
+        receiver.abandon_message(first)
+        again = receive_one(receiver)
+        assert body_text(again) == "first"
+        assert again.delivery_count == 1
+        receiver.complete_message(again)
+        assert body_text(receive_one(receiver)) == "second"
+
+
+def test_closing_a_session_receiver_releases_the_session_uncounted(client):
+    send_to_sessions(client, "q-session-close", [("s", "kept")])
+    with client.get_queue_receiver("q-session-close", session_id="s") as receiver:
+        assert body_text(receive_one(receiver)) == "kept"
+    with client.get_queue_receiver(
+        "q-session-close", session_id=NEXT_AVAILABLE_SESSION, max_wait_time=10
+    ) as receiver:
+        assert receiver.session.session_id == "s"
+        message = receive_one(receiver)
+        assert body_text(message) == "kept"
+        assert message.delivery_count == 0
+        receiver.complete_message(message)
+
+
+def test_lock_expiry_lets_a_waiting_receiver_in_and_counts_a_delivery(client):
+    send_to_sessions(client, "q-session-expiry", [("s", "slow")])
+    with client.get_queue_receiver("q-session-expiry", session_id="s") as holder:
+        assert body_text(receive_one(holder)) == "slow"
+        # Nothing renews the 5 s session lock: the waiting receiver gets the session when it
+        # expires, with the in-flight message counted as delivered once.
+        with client.get_queue_receiver(
+            "q-session-expiry", session_id=NEXT_AVAILABLE_SESSION, max_wait_time=20
+        ) as successor:
+            assert successor.session.session_id == "s"
+            message = receive_one(successor)
+            assert body_text(message) == "slow"
+            assert message.delivery_count == 1
+            successor.complete_message(message)
