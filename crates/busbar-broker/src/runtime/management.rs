@@ -58,6 +58,8 @@ pub(crate) enum OperationResult {
     Messages(Vec<Delivery>),
     /// A send or schedule-message: one sequence number per stored message (duplicates none).
     SequenceNumbers(Vec<SequenceNumber>),
+    /// enumerate-rules: each rule's `{rule-description: …}` map (none is 204).
+    Rules(Vec<Value>),
     /// Success with nothing to return.
     Done,
 }
@@ -171,6 +173,8 @@ pub(crate) fn response_body(result: &OperationResult) -> Result<Option<Value>, B
                 sequences.iter().map(|s| Value::Long(s.value())).collect(),
             )?,
         )),
+        OperationResult::Rules(rules) if rules.is_empty() => None,
+        OperationResult::Rules(rules) => Some(map("rules", Value::List(rules.clone()))),
         OperationResult::Done => Some(Value::Map(Vec::new())),
     })
 }

@@ -11,6 +11,7 @@ mod management;
 mod outbound;
 mod registry;
 mod request;
+mod rule_descriptions;
 mod rules;
 mod sections;
 mod settlement;

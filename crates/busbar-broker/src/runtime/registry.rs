@@ -95,6 +95,15 @@ impl Registry {
         }
     }
 
+    /// The rules of the subscription whose configured path is `path` (an entity handle's path).
+    pub(crate) fn rules_of(&self, path: &str) -> Option<&RuleSet> {
+        self.topics
+            .values()
+            .flat_map(|topic| &topic.subscriptions)
+            .find(|subscription| subscription.entity.path == path)
+            .map(|subscription| &subscription.rules)
+    }
+
     /// Where messages sent to `path` are stored: each entity with the messages it takes.
     /// Topics copy each message to the subscriptions whose rules select it; `ForwardTo` is
     /// followed at send time, so a forwarding entity never holds the messages itself.

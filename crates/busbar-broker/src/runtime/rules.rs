@@ -162,7 +162,7 @@ fn rules_value(value: AmqpValue) -> Value<'static> {
 }
 
 /// A rules value written into an AMQP property (a time span as its milliseconds).
-fn amqp_value(value: &Value<'_>) -> AmqpValue {
+pub(crate) fn amqp_value(value: &Value<'_>) -> AmqpValue {
     match value {
         Value::Null => AmqpValue::Null,
         Value::Bool(flag) => AmqpValue::Bool(*flag),

@@ -14,6 +14,7 @@ use crate::errors::{BrokerError, StatusCode};
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
 use crate::runtime::management::{self, OperationResult};
 use crate::runtime::request::{Request, StatusKeys, failure, success};
+use crate::runtime::rule_descriptions::{ENUMERATE_RULES, enumerate};
 
 impl BrokerConnection {
     pub(super) fn request(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
@@ -55,6 +56,17 @@ impl BrokerConnection {
                 );
             }
             RequestNode::Management { entity, sub_queue } => {
+                if request.text_property("operation") == Some(ENUMERATE_RULES) {
+                    // Rules live in the registry, not in the entity task.
+                    let result = match self.shared.registry.rules_of(&entity.path) {
+                        Some(rules) => Ok(OperationResult::Rules(enumerate(rules, &request))),
+                        None => Err(BrokerError::NotAllowed(
+                            "rules exist only on a subscription".to_owned(),
+                        )),
+                    };
+                    self.respond_management(link, &request, &entity.path, result, connection);
+                    return;
+                }
                 let operation = match management::parse(&request) {
                     Ok(operation) => operation,
                     Err(error) => {
