@@ -78,6 +78,8 @@ QUEUES = {
     "q-session-abandon": {"RequiresSession": True, "MaxDeliveryCount": 10},
     "q-session-close": {"RequiresSession": True},
     "q-session-expiry": {"RequiresSession": True, "LockDuration": "PT5S", "MaxDeliveryCount": 10},
+    "q-session-state": {"RequiresSession": True},
+    "q-session-renew": {"RequiresSession": True},
     "q-from-topic": {},
 }
 

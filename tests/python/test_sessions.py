@@ -135,3 +135,36 @@ def test_lock_expiry_lets_a_waiting_receiver_in_and_counts_a_delivery(client):
             assert body_text(message) == "slow"
             assert message.delivery_count == 1
             successor.complete_message(message)
+
+
+def test_session_state_is_set_read_and_cleared(client):
+    send_to_sessions(client, "q-session-state", [("s", "m")])
+    with client.get_queue_receiver("q-session-state", session_id="s") as receiver:
+        assert receiver.session.get_state() is None
+        receiver.session.set_state(b"step-1")
+        assert receiver.session.get_state() == b"step-1"
+        receiver.session.set_state(None)
+        assert receiver.session.get_state() is None
+
+
+def test_session_state_survives_a_restart_after_the_messages_are_gone(own_broker):
+    with ServiceBusClient.from_connection_string(own_broker.connection_string) as sb_client:
+        send_to_sessions(sb_client, "q-session-state", [("kept", "m")])
+        with sb_client.get_queue_receiver("q-session-state", session_id="kept") as receiver:
+            receiver.complete_message(receive_one(receiver))
+            receiver.session.set_state(b"\x00checkpoint\xff")
+    own_broker.restart()
+    with ServiceBusClient.from_connection_string(own_broker.connection_string) as sb_client:
+        with sb_client.get_queue_receiver("q-session-state", session_id="kept") as receiver:
+            assert receiver.session.get_state() == b"\x00checkpoint\xff"
+
+
+def test_renewing_the_session_lock_extends_it(client):
+    send_to_sessions(client, "q-session-renew", [("s", "m")])
+    with client.get_queue_receiver("q-session-renew", session_id="s") as receiver:
+        first = receiver.session.locked_until_utc
+        message = receive_one(receiver)
+        renewed = receiver.session.renew_lock()
+        assert renewed >= first
+        assert receiver.session.locked_until_utc == renewed
+        receiver.complete_message(message)

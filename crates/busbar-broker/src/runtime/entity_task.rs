@@ -179,6 +179,22 @@ impl EntityTask {
                     let _ = self.settle(token, Outcome::Release, now);
                 }
             }
+            EntityCommand::Session {
+                receiver,
+                operation,
+                reply,
+            } => {
+                let changes_state = operation.changes_state();
+                let result = self
+                    .session_links
+                    .execute(&mut self.entity, receiver, operation, now)
+                    .map(OperationResult::Session);
+                if changes_state {
+                    pending.push(Box::new(move |durable| reply(durable.and(result))));
+                } else {
+                    reply(result);
+                }
+            }
             EntityCommand::AcceptSession {
                 receiver,
                 session,

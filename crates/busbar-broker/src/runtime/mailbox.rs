@@ -9,7 +9,7 @@ use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
-use super::management::{Operation, OperationResult};
+use super::management::{Operation, OperationResult, SessionOperation};
 use super::request::Request;
 use crate::errors::BrokerError;
 
@@ -57,6 +57,16 @@ pub(crate) enum EntityCommand {
     Detach(ReceiverKey),
     /// Messages handed to a link that could not be sent: unlock them without counting.
     Release(Vec<LockToken>),
+    /// Run a session operation of `$management` for the session link `receiver` (`None`: the
+    /// request named no link of its connection) and reply.
+    Session {
+        /// The session link the request acts for.
+        receiver: Option<ReceiverKey>,
+        /// The operation.
+        operation: SessionOperation,
+        /// Where the outcome goes.
+        reply: Reply,
+    },
     /// A session receive link attached: lock the named session (`Some`) or the next available
     /// one, waiting until `wait_until`; the answer is a [`ConnectionCommand::SessionAccepted`]
     /// or [`ConnectionCommand::SessionRefused`].

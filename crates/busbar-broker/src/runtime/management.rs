@@ -13,6 +13,9 @@ use super::inbound::new_message;
 use super::outbound::{delivered_message, properties_to_modify};
 use super::request::Request;
 use crate::errors::BrokerError;
+pub(crate) use sessions::{SessionOperation, SessionResult, parse as parse_session_operation};
+
+mod sessions;
 
 /// Peeks return at most this many messages per request, whatever was asked.
 const MAX_PEEK: usize = 1_000;
@@ -60,6 +63,8 @@ pub(crate) enum OperationResult {
     SequenceNumbers(Vec<SequenceNumber>),
     /// enumerate-rules: each rule's `{rule-description: …}` map (none is 204).
     Rules(Vec<Value>),
+    /// A session operation's outcome.
+    Session(SessionResult),
     /// Success with nothing to return.
     Done,
 }
@@ -175,6 +180,7 @@ pub(crate) fn response_body(result: &OperationResult) -> Result<Option<Value>, B
         )),
         OperationResult::Rules(rules) if rules.is_empty() => None,
         OperationResult::Rules(rules) => Some(map("rules", Value::List(rules.clone()))),
+        OperationResult::Session(result) => sessions::response_body(result)?,
         OperationResult::Done => Some(Value::Map(Vec::new())),
     })
 }

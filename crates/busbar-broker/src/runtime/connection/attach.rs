@@ -140,6 +140,7 @@ impl BrokerConnection {
                     ..reply
                 };
                 let receiver = ReceiveLink {
+                    name: request.name.clone(),
                     entity,
                     sub_queue,
                     mode,

@@ -5,6 +5,7 @@
 mod attach;
 mod requests;
 mod session_attach;
+mod session_requests;
 mod transfers;
 
 use std::collections::{HashMap, VecDeque};
@@ -27,6 +28,8 @@ use crate::errors::{BrokerError, ErrorScope, TrackingId, WireError};
 /// A link on which we deliver messages from an entity.
 #[derive(Debug)]
 struct ReceiveLink {
+    /// The link's name (what `associated-link-name` refers to).
+    name: String,
     entity: EntityHandle,
     sub_queue: SubQueue,
     mode: ReceiveMode,

@@ -67,6 +67,10 @@ impl BrokerConnection {
                     self.respond_management(link, &request, &entity.path, result, connection);
                     return;
                 }
+                if let Some(parsed) = management::parse_session_operation(&request) {
+                    self.session_request(link, request, &entity, parsed, connection);
+                    return;
+                }
                 let operation = match management::parse(&request) {
                     Ok(operation) => operation,
                     Err(error) => {

@@ -5,11 +5,14 @@
 use std::collections::HashMap;
 
 use busbar_core::{Delivery, LockToken, Outcome, ReceiveMode, Timestamp};
-use busbar_sessions::{AcceptNext, ReceiverId, SessionEvent, SessionId, SessionLock};
+use busbar_sessions::{
+    AcceptNext, ReceiverId, SessionEvent, SessionId, SessionListing, SessionLock,
+};
 
 use super::owned::{OwnedEntity, session_error};
 use crate::errors::BrokerError;
 use crate::runtime::mailbox::{ConnectionCommand, Mailbox, ReceiverKey};
+use crate::runtime::management::{SessionOperation, SessionResult};
 
 /// The session receive links an entity task serves.
 #[derive(Default)]
@@ -151,6 +154,63 @@ impl SessionLinks {
         sessions
             .settle(owner, &session, token, outcome, now)
             .map_err(session_error)
+    }
+
+    /// Runs a `$management` session operation for the link `key` (the lock holder).
+    pub(super) fn execute(
+        &mut self,
+        entity: &mut OwnedEntity,
+        key: Option<ReceiverKey>,
+        operation: SessionOperation,
+        now: Timestamp,
+    ) -> Result<SessionResult, BrokerError> {
+        let sessions = entity
+            .sessions_mut()
+            .ok_or_else(|| BrokerError::NotAllowed("the entity does not use sessions".into()))?;
+        let owner = key.and_then(|key| self.ids.get(&key).copied());
+        let held = |session: String| -> Result<(ReceiverId, SessionId), BrokerError> {
+            let session = SessionId::new(session).map_err(session_error)?;
+            owner
+                .map(|owner| (owner, session))
+                .ok_or(BrokerError::SessionLockLost)
+        };
+        match operation {
+            SessionOperation::RenewLock { session } => {
+                let (owner, session) = held(session)?;
+                sessions
+                    .renew(owner, &session, now)
+                    .map(SessionResult::Expiration)
+            }
+            SessionOperation::State { session } => {
+                let (owner, session) = held(session)?;
+                sessions
+                    .session_state(owner, &session, now)
+                    .map(SessionResult::State)
+            }
+            SessionOperation::SetState { session, state } => {
+                let (owner, session) = held(session)?;
+                sessions
+                    .set_session_state(owner, &session, state, now)
+                    .map(|()| SessionResult::Done)
+            }
+            SessionOperation::List {
+                last_updated,
+                skip,
+                top,
+            } => {
+                let listed =
+                    sessions.list_sessions(SessionListing::from_request(last_updated, skip, top));
+                Ok(SessionResult::Sessions {
+                    ids: listed
+                        .sessions
+                        .iter()
+                        .map(|id| id.as_str().to_owned())
+                        .collect(),
+                    next_skip: listed.next_skip,
+                })
+            }
+        }
+        .map_err(session_error)
     }
 
     /// A session link ended: its session is released (in-flight messages come back uncounted).
