@@ -80,6 +80,8 @@ QUEUES = {
     "q-session-expiry": {"RequiresSession": True, "LockDuration": "PT5S", "MaxDeliveryCount": 10},
     "q-session-state": {"RequiresSession": True},
     "q-session-renew": {"RequiresSession": True},
+    "q-session-requests": {"RequiresSession": True},
+    "q-session-replies": {"RequiresSession": True},
     "q-from-topic": {},
 }
 

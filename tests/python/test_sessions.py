@@ -168,3 +168,22 @@ def test_renewing_the_session_lock_extends_it(client):
         assert renewed >= first
         assert receiver.session.locked_until_utc == renewed
         receiver.complete_message(message)
+
+
+def test_request_response_through_reply_to_session_id(client):
+    with client.get_queue_sender("q-session-requests") as sender:
+        sender.send_messages(
+            ServiceBusMessage("ping", session_id="work", reply_to_session_id="caller-7")
+        )
+    with client.get_queue_receiver("q-session-requests", session_id="work") as responder:
+        request = receive_one(responder)
+        assert request.reply_to_session_id == "caller-7"
+        with client.get_queue_sender("q-session-replies") as sender:
+            sender.send_messages(
+                ServiceBusMessage("pong", session_id=request.reply_to_session_id)
+            )
+        responder.complete_message(request)
+    with client.get_queue_receiver("q-session-replies", session_id="caller-7") as requester:
+        reply = receive_one(requester)
+        assert body_text(reply) == "pong"
+        requester.complete_message(reply)
