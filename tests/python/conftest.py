@@ -82,6 +82,7 @@ QUEUES = {
     "q-session-renew": {"RequiresSession": True},
     "q-session-requests": {"RequiresSession": True},
     "q-session-replies": {"RequiresSession": True},
+    "q-session-defer": {"RequiresSession": True},
     "q-from-topic": {},
 }
 

@@ -187,3 +187,18 @@ def test_request_response_through_reply_to_session_id(client):
         reply = receive_one(requester)
         assert body_text(reply) == "pong"
         requester.complete_message(reply)
+
+
+def test_a_session_receiver_peeks_and_receives_deferred_messages_of_its_session(client):
+    send_to_sessions(client, "q-session-defer", [("a", "a1"), ("b", "b1"), ("a", "a2")])
+    with client.get_queue_receiver("q-session-defer", session_id="a") as receiver:
+        assert bodies(receiver.peek_messages(max_message_count=10)) == ["a1", "a2"]
+        first = receive_one(receiver)
+        assert body_text(first) == "a1"
+        receiver.defer_message(first)
+        (deferred,) = receiver.receive_deferred_messages([first.sequence_number])
+        assert body_text(deferred) == "a1"
+        receiver.complete_message(deferred)
+        second = receive_one(receiver)
+        assert body_text(second) == "a2"
+        receiver.complete_message(second)

@@ -187,8 +187,7 @@ impl EntityTask {
                 let changes_state = operation.changes_state();
                 let result = self
                     .session_links
-                    .execute(&mut self.entity, receiver, operation, now)
-                    .map(OperationResult::Session);
+                    .execute(&mut self.entity, receiver, operation, now);
                 if changes_state {
                     pending.push(Box::new(move |durable| reply(durable.and(result))));
                 } else {

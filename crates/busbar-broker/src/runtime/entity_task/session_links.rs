@@ -12,7 +12,7 @@ use busbar_sessions::{
 use super::owned::{OwnedEntity, session_error};
 use crate::errors::BrokerError;
 use crate::runtime::mailbox::{ConnectionCommand, Mailbox, ReceiverKey};
-use crate::runtime::management::{SessionOperation, SessionResult};
+use crate::runtime::management::{OperationResult, SessionOperation, SessionResult};
 
 /// The session receive links an entity task serves.
 #[derive(Default)]
@@ -163,7 +163,7 @@ impl SessionLinks {
         key: Option<ReceiverKey>,
         operation: SessionOperation,
         now: Timestamp,
-    ) -> Result<SessionResult, BrokerError> {
+    ) -> Result<OperationResult, BrokerError> {
         let sessions = entity
             .sessions_mut()
             .ok_or_else(|| BrokerError::NotAllowed("the entity does not use sessions".into()))?;
@@ -179,19 +179,43 @@ impl SessionLinks {
                 let (owner, session) = held(session)?;
                 sessions
                     .renew(owner, &session, now)
-                    .map(SessionResult::Expiration)
+                    .map(|at| OperationResult::Session(SessionResult::Expiration(at)))
             }
             SessionOperation::State { session } => {
                 let (owner, session) = held(session)?;
                 sessions
                     .session_state(owner, &session, now)
-                    .map(SessionResult::State)
+                    .map(|state| OperationResult::Session(SessionResult::State(state)))
             }
             SessionOperation::SetState { session, state } => {
                 let (owner, session) = held(session)?;
                 sessions
                     .set_session_state(owner, &session, state, now)
-                    .map(|()| SessionResult::Done)
+                    .map(|()| OperationResult::Done)
+            }
+            SessionOperation::Peek {
+                session,
+                from,
+                count,
+            } => {
+                let (owner, session) = held(session)?;
+                sessions
+                    .peek(owner, &session, from, count, now)
+                    .map(OperationResult::Messages)
+            }
+            SessionOperation::ReceiveDeferred {
+                session,
+                sequences,
+                mode,
+            } => {
+                let (owner, session) = held(session)?;
+                let received = sessions.receive_deferred(owner, &session, &sequences, mode, now);
+                if let Ok(deliveries) = &received {
+                    for lock in deliveries.iter().filter_map(|delivery| delivery.lock) {
+                        self.tokens.insert(lock.token, owner);
+                    }
+                }
+                received.map(OperationResult::Messages)
             }
             SessionOperation::List {
                 last_updated,
@@ -200,14 +224,14 @@ impl SessionLinks {
             } => {
                 let listed =
                     sessions.list_sessions(SessionListing::from_request(last_updated, skip, top));
-                Ok(SessionResult::Sessions {
+                Ok(OperationResult::Session(SessionResult::Sessions {
                     ids: listed
                         .sessions
                         .iter()
                         .map(|id| id.as_str().to_owned())
                         .collect(),
                     next_skip: listed.next_skip,
-                })
+                }))
             }
         }
         .map_err(session_error)

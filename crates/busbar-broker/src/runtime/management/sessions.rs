@@ -3,10 +3,10 @@
 //! encoded in the types the SDKs read.
 
 use busbar_amqp::types::{ElementType, Timestamp as AmqpTimestamp, Value};
-use busbar_core::Timestamp;
+use busbar_core::{ReceiveMode, SequenceNumber, Timestamp};
 use bytes::Bytes;
 
-use super::{argument, array, integer};
+use super::{Operation, argument, array, integer};
 use crate::errors::BrokerError;
 use crate::runtime::request::Request;
 
@@ -30,6 +30,25 @@ pub(crate) enum SessionOperation {
         /// The new state.
         state: Option<Bytes>,
     },
+    /// `com.microsoft:peek-message` with `session-id`: that session's messages only.
+    Peek {
+        /// The session the link holds.
+        session: String,
+        /// First sequence number to look at.
+        from: SequenceNumber,
+        /// How many messages at most.
+        count: usize,
+    },
+    /// `com.microsoft:receive-by-sequence-number` with `session-id`: deferred messages of that
+    /// session, locked under the session lock.
+    ReceiveDeferred {
+        /// The session the link holds.
+        session: String,
+        /// The deferred messages wanted.
+        sequences: Vec<SequenceNumber>,
+        /// Lock them or remove them.
+        mode: ReceiveMode,
+    },
     /// `com.microsoft:get-message-sessions`.
     List {
         /// `last-updated-time` (the SDK's sentinel asks for the default listing).
@@ -44,7 +63,10 @@ pub(crate) enum SessionOperation {
 impl SessionOperation {
     /// Whether the outcome must wait for durability (it changes stored state).
     pub(crate) fn changes_state(&self) -> bool {
-        matches!(self, SessionOperation::SetState { .. })
+        matches!(
+            self,
+            SessionOperation::SetState { .. } | SessionOperation::ReceiveDeferred { .. }
+        )
     }
 }
 
@@ -62,8 +84,6 @@ pub(crate) enum SessionResult {
         /// Where the next page starts.
         next_skip: usize,
     },
-    /// set-session-state.
-    Done,
 }
 
 /// The session operation a request asks for, or `None` when it is another operation.
@@ -93,6 +113,25 @@ pub(crate) fn parse(request: &Request) -> Option<Result<SessionOperation, Broker
             Ok(SessionOperation::SetState { session, state })
         }),
         "com.microsoft:get-message-sessions" => list(&field),
+        "com.microsoft:peek-message" | "com.microsoft:receive-by-sequence-number" => {
+            // Without a session id these are the entity-wide operations.
+            let session = field("session-id")?.as_str()?.to_owned();
+            super::parse(request).and_then(|operation| match operation {
+                Operation::Peek { from, count } => Ok(SessionOperation::Peek {
+                    session,
+                    from,
+                    count,
+                }),
+                Operation::ReceiveDeferred { sequences, mode } => {
+                    Ok(SessionOperation::ReceiveDeferred {
+                        session,
+                        sequences,
+                        mode,
+                    })
+                }
+                _ => Err(argument("unexpected session operation")),
+            })
+        }
         _ => return None,
     };
     Some(parsed)
@@ -145,7 +184,6 @@ pub(crate) fn response_body(result: &SessionResult) -> Result<Option<Value>, Bro
                 )?,
             ),
         ])),
-        SessionResult::Done => Some(Value::Map(Vec::new())),
     })
 }
 
