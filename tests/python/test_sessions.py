@@ -202,3 +202,11 @@ def test_a_session_receiver_peeks_and_receives_deferred_messages_of_its_session(
         second = receive_one(receiver)
         assert body_text(second) == "a2"
         receiver.complete_message(second)
+
+
+def test_a_session_receiver_cannot_attach_to_a_queue_without_sessions(single_try_client):
+    with pytest.raises(ServiceBusError):
+        with single_try_client.get_queue_receiver(
+            "q-sessions-disabled", session_id="s", max_wait_time=5
+        ) as receiver:
+            receiver.receive_messages(max_wait_time=1)
