@@ -83,6 +83,7 @@ QUEUES = {
     "q-session-requests": {"RequiresSession": True},
     "q-session-replies": {"RequiresSession": True},
     "q-session-defer": {"RequiresSession": True},
+    "q-session-list": {"RequiresSession": True},
     "q-sessions-disabled": {},
     "q-from-topic": {},
 }

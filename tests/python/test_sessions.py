@@ -204,6 +204,19 @@ def test_a_session_receiver_peeks_and_receives_deferred_messages_of_its_session(
         receiver.complete_message(second)
 
 
+def test_listing_sessions_shows_those_with_messages_or_state(client):
+    assert list(client.list_queue_sessions("q-session-list")) == []
+    send_to_sessions(client, "q-session-list", [("orders", "o1"), ("billing", "b1")])
+    assert sorted(client.list_queue_sessions("q-session-list")) == ["billing", "orders"]
+    with client.get_queue_receiver("q-session-list", session_id="billing") as receiver:
+        receiver.session.set_state(b"checkpoint")
+        receiver.complete_message(receive_one(receiver))
+    with client.get_queue_receiver("q-session-list", session_id="orders") as receiver:
+        receiver.complete_message(receive_one(receiver))
+    # "billing" has no messages left but keeps its state; "orders" has neither.
+    assert list(client.list_queue_sessions("q-session-list")) == ["billing"]
+
+
 def test_a_session_receiver_cannot_attach_to_a_queue_without_sessions(single_try_client):
     with pytest.raises(ServiceBusError):
         with single_try_client.get_queue_receiver(
