@@ -22,13 +22,14 @@ pub(crate) fn run() -> Result<(), String> {
         &[],
     )?;
     // `--all-targets` runs criterion benches once each in test mode, sharing the test build.
-    if nextest_available() {
-        cargo(&["nextest", "run", "--workspace", "--all-targets"], &[])?;
-        cargo(&["test", "--workspace", "--doc"], &[])?;
+    let runner: &[&str] = if nextest_available() {
+        &["nextest", "run"]
     } else {
-        cargo(&["test", "--workspace", "--all-targets"], &[])?;
-        cargo(&["test", "--workspace", "--doc"], &[])?;
-    }
+        &["test"]
+    };
+    let all_targets = [runner, &["--workspace", "--all-targets", "--no-fail-fast"]].concat();
+    cargo(&all_targets, &[])?;
+    cargo(&["test", "--workspace", "--doc"], &[])?;
     cargo(
         &["doc", "--workspace", "--no-deps"],
         &[("RUSTDOCFLAGS", "-D warnings")],
