@@ -1,16 +1,20 @@
 //! Subscription rules over `$management` driven by fe2o3-amqp against the real binary:
-//! enumerate-rules answers with the §5.11 shapes (described lists, `ulong` descriptors).
+//! enumerate-rules answers with the §5.11 shapes (described lists, `ulong` descriptors);
+//! add-rule / remove-rule change routing for the next send and survive a restart.
 
 #![allow(clippy::unwrap_used)]
 
 mod support;
 
 use fe2o3_amqp::types::messaging::{ApplicationProperties, Message, Properties};
-use fe2o3_amqp::types::primitives::{OrderedMap, Value};
+use fe2o3_amqp::types::primitives::{OrderedMap, SimpleValue, Value};
 use fe2o3_amqp::{Receiver, Sender};
 
-use support::Broker;
+use fe2o3_amqp::connection::ConnectionHandle;
+use fe2o3_amqp::session::SessionHandle;
+
 use support::client::{connect, step};
+use support::{Broker, scratch_dir};
 
 /// `com.microsoft:rule-description:list`, `correlation-filter:list` and `empty-rule-action:list`.
 const RULE_DESCRIPTION: u64 = 0x0000_0137_0000_0004;
@@ -32,54 +36,114 @@ fn described(value: &Value) -> (String, &Vec<Value>) {
     (format!("{:?}", described.descriptor), fields)
 }
 
+/// A request/reply link pair on one `$management` node.
+struct Management {
+    requests: Sender,
+    replies: Receiver,
+    next_id: u32,
+}
+
+/// What a `$management` request was answered with.
+struct Response {
+    status: i32,
+    condition: Option<String>,
+    body: Value,
+}
+
+impl Management {
+    async fn attach(session: &mut SessionHandle<()>, entity: &str) -> Management {
+        let node = format!("{entity}/$management");
+        let requests = step(Sender::attach(
+            session,
+            format!("{entity}-requests"),
+            node.as_str(),
+        ))
+        .await
+        .unwrap();
+        let replies = step(
+            Receiver::builder()
+                .name(format!("{entity}-replies"))
+                .source(node.as_str())
+                .target(format!("{entity}-client"))
+                .attach(session),
+        )
+        .await
+        .unwrap();
+        Management {
+            requests,
+            replies,
+            next_id: 0,
+        }
+    }
+
+    async fn call(&mut self, operation: &str, body: Vec<(&str, Value)>) -> Response {
+        self.next_id += 1;
+        let map: OrderedMap<Value, Value> = body
+            .into_iter()
+            .map(|(key, value)| (Value::String(key.to_owned()), value))
+            .collect();
+        let request = Message::builder()
+            .properties(Properties {
+                message_id: Some(format!("request-{}", self.next_id).into()),
+                reply_to: Some(format!(
+                    "{}-client",
+                    self.replies.name().trim_end_matches("-replies")
+                )),
+                ..Properties::default()
+            })
+            .application_properties(
+                ApplicationProperties::builder()
+                    .insert("operation", operation)
+                    .build(),
+            )
+            .value(Value::Map(map))
+            .build();
+        step(self.requests.send(request)).await.unwrap();
+        let response = step(self.replies.recv::<Value>()).await.unwrap();
+        self.replies.accept(&response).await.unwrap();
+        let properties = response.message().application_properties.as_ref().unwrap();
+        let Some(SimpleValue::Int(status)) = properties.get("statusCode") else {
+            panic!("{properties:?}")
+        };
+        let condition = match properties.get("errorCondition") {
+            Some(SimpleValue::String(text)) => Some(text.clone()),
+            Some(SimpleValue::Symbol(symbol)) => Some(symbol.0.clone()),
+            _ => None,
+        };
+        Response {
+            status: *status,
+            condition,
+            body: response.body().clone(),
+        }
+    }
+
+    async fn close(self) {
+        self.requests.close().await.unwrap();
+        self.replies.close().await.unwrap();
+    }
+}
+
+async fn close(mut connection: ConnectionHandle<()>, mut session: SessionHandle<()>) {
+    session.end().await.unwrap();
+    connection.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enumerate_rules_lists_the_configured_rule_as_described_lists() {
     // The emulator's default: topic.1/subscription.1 with correlation rule app-prop-filter-1.
     let broker = Broker::default_in_memory();
-    let (mut connection, mut session) = connect(&broker, "fe2o3-rules").await;
-    let node = "topic.1/Subscriptions/subscription.1/$management";
-    let mut requests = step(Sender::attach(&mut session, "rules-requests", node))
-        .await
-        .unwrap();
-    let mut replies = step(
-        Receiver::builder()
-            .name("rules-replies")
-            .source(node)
-            .target("rules-client")
-            .attach(&mut session),
-    )
-    .await
-    .unwrap();
-    let mut body = OrderedMap::new();
-    body.insert(Value::String("top".into()), Value::Int(10));
-    body.insert(Value::String("skip".into()), Value::Int(0));
-    let request = Message::builder()
-        .properties(Properties {
-            message_id: Some("request-1".to_owned().into()),
-            reply_to: Some("rules-client".to_owned()),
-            ..Properties::default()
-        })
-        .application_properties(
-            ApplicationProperties::builder()
-                .insert("operation", "com.microsoft:enumerate-rules")
-                .build(),
+    let (connection, mut session) = connect(&broker, "fe2o3-rules").await;
+    let mut management =
+        Management::attach(&mut session, "topic.1/Subscriptions/subscription.1").await;
+    let response = management
+        .call(
+            "com.microsoft:enumerate-rules",
+            vec![("top", Value::Int(10)), ("skip", Value::Int(0))],
         )
-        .value(Value::Map(body))
-        .build();
-    step(requests.send(request)).await.unwrap();
-
-    let response = step(replies.recv::<Value>()).await.unwrap();
-    replies.accept(&response).await.unwrap();
-    let status = response
-        .message()
-        .application_properties
-        .as_ref()
-        .unwrap()
-        .get("statusCode")
-        .map(|code| format!("{code:?}"));
-    assert_eq!(status.as_deref(), Some("Int(200)"));
-    let Value::Map(body) = response.body() else {
-        panic!("{:?}", response.body())
+        .await;
+    assert_eq!(response.status, 200);
+    let Value::Map(body) = &response.body else {
+        panic!("{:?}", response.body)
     };
     let Value::List(rules) = entry(body, "rules") else {
         panic!("{body:?}")
@@ -97,8 +161,178 @@ async fn enumerate_rules_lists_the_configured_rule_as_described_lists() {
     assert_eq!(action, format!("Code({EMPTY_RULE_ACTION})"));
     assert_eq!(fields[2], Value::String("app-prop-filter-1".into()));
 
-    requests.close().await.unwrap();
-    replies.close().await.unwrap();
-    session.end().await.unwrap();
-    connection.close().await.unwrap();
+    management.close().await;
+    close(connection, session).await;
+}
+
+/// Topic `t`: `all` with no rules (so `$Default`), `red` with a SQL filter on `color`.
+const TOPIC_CONFIG: &str = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
+    "Queues": [],
+    "Topics": [ { "Name": "t", "Properties": {}, "Subscriptions": [
+        { "Name": "all", "Properties": {}, "Rules": [] },
+        { "Name": "red", "Properties": {}, "Rules": [ { "Name": "red-only", "Properties": {
+            "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color = 'red'" } } } ] } ] } ] } ],
+    "Logging": { "Type": "Console" } } }"#;
+
+fn expression(text: &str) -> Value {
+    let mut map = OrderedMap::new();
+    map.insert(
+        Value::String("expression".into()),
+        Value::String(text.into()),
+    );
+    Value::Map(map)
+}
+
+fn sql_rule(name: &str, filter: &str) -> Vec<(&'static str, Value)> {
+    let mut description = OrderedMap::new();
+    description.insert(Value::String("sql-filter".into()), expression(filter));
+    description.insert(Value::String("sql-rule-action".into()), Value::Null);
+    description.insert(
+        Value::String("rule-name".into()),
+        Value::String(name.into()),
+    );
+    vec![
+        ("rule-name", Value::String(name.into())),
+        ("rule-description", Value::Map(description)),
+    ]
+}
+
+/// Sends one message per colour to topic `t` (each accepted once stored).
+async fn send_colours(session: &mut SessionHandle<()>, colours: &[&str]) {
+    let mut sender = step(Sender::attach(session, "colours", "t")).await.unwrap();
+    for colour in colours {
+        let message = Message::builder()
+            .application_properties(
+                ApplicationProperties::builder()
+                    .insert("color", *colour)
+                    .build(),
+            )
+            .value(Value::String((*colour).to_owned()))
+            .build();
+        step(sender.send(message))
+            .await
+            .unwrap()
+            .accepted_or_else(|o| o)
+            .unwrap();
+    }
+    sender.close().await.unwrap();
+}
+
+/// How many messages a subscription holds (peek from the first sequence number; 204 is none).
+async fn held(management: &mut Management) -> usize {
+    let response = management
+        .call(
+            "com.microsoft:peek-message",
+            vec![
+                ("from-sequence-number", Value::Long(1)),
+                ("message-count", Value::Int(100)),
+            ],
+        )
+        .await;
+    match (response.status, &response.body) {
+        (204, _) => 0,
+        (200, Value::Map(body)) => match entry(body, "messages") {
+            Value::List(messages) => messages.len(),
+            other => panic!("{other:?}"),
+        },
+        (status, body) => panic!("{status} {body:?}"),
+    }
+}
+
+async fn rule_names(management: &mut Management) -> Vec<String> {
+    let response = management
+        .call("com.microsoft:enumerate-rules", Vec::new())
+        .await;
+    if response.status == 204 {
+        return Vec::new();
+    }
+    let Value::Map(body) = &response.body else {
+        panic!("{:?}", response.body)
+    };
+    let Value::List(rules) = entry(body, "rules") else {
+        panic!("{body:?}")
+    };
+    rules
+        .iter()
+        .map(|rule| {
+            let Value::Map(rule) = rule else {
+                panic!("{rule:?}")
+            };
+            let (_, fields) = described(entry(rule, "rule-description"));
+            match &fields[2] {
+                Value::String(name) => name.clone(),
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_and_remove_rule_change_routing_for_the_next_send_and_survive_a_restart() {
+    let dir = scratch_dir("busbar-rule-changes");
+    let config = dir.join("Config.json");
+    std::fs::write(&config, TOPIC_CONFIG).unwrap();
+    let data = dir.join("data");
+    let broker = Broker::on_disk(config.clone(), data.clone());
+    let (connection, mut session) = connect(&broker, "fe2o3-rule-changes").await;
+    let mut all = Management::attach(&mut session, "t/Subscriptions/all").await;
+    let mut red = Management::attach(&mut session, "t/Subscriptions/red").await;
+
+    let added = red
+        .call("com.microsoft:add-rule", sql_rule("blue", "color = 'blue'"))
+        .await;
+    assert_eq!(added.status, 200);
+    let duplicate = red
+        .call(
+            "com.microsoft:add-rule",
+            sql_rule("blue", "color = 'green'"),
+        )
+        .await;
+    assert_eq!(duplicate.status, 409);
+    assert_eq!(
+        duplicate.condition.as_deref(),
+        Some("com.microsoft:entity-already-exists")
+    );
+    let malformed = red
+        .call("com.microsoft:add-rule", sql_rule("broken", "color = "))
+        .await;
+    assert_eq!(malformed.status, 400);
+    let removed = all
+        .call(
+            "com.microsoft:remove-rule",
+            vec![("rule-name", Value::String("$Default".into()))],
+        )
+        .await;
+    assert_eq!(removed.status, 200);
+    let unknown = all
+        .call(
+            "com.microsoft:remove-rule",
+            vec![("rule-name", Value::String("$Default".into()))],
+        )
+        .await;
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.condition.as_deref(), Some("amqp:not-found"));
+
+    send_colours(&mut session, &["red", "blue", "green"]).await;
+    assert_eq!(held(&mut all).await, 0);
+    assert_eq!(held(&mut red).await, 2);
+
+    all.close().await;
+    red.close().await;
+    close(connection, session).await;
+    assert!(broker.terminate().success());
+
+    let broker = Broker::on_disk(config, data);
+    let (connection, mut session) = connect(&broker, "fe2o3-rule-changes-after").await;
+    let mut all = Management::attach(&mut session, "t/Subscriptions/all").await;
+    let mut red = Management::attach(&mut session, "t/Subscriptions/red").await;
+    assert!(rule_names(&mut all).await.is_empty());
+    assert_eq!(rule_names(&mut red).await, ["red-only", "blue"]);
+    send_colours(&mut session, &["blue", "green"]).await;
+    assert_eq!(held(&mut all).await, 0);
+    assert_eq!(held(&mut red).await, 3);
+
+    all.close().await;
+    red.close().await;
+    close(connection, session).await;
 }

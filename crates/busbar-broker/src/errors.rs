@@ -116,6 +116,12 @@ pub enum BrokerError {
         /// The sequence number asked for.
         sequence_number: i64,
     },
+    /// remove-rule named a rule the subscription does not have.
+    #[error("The rule '{name}' could not be found.")]
+    RuleNotFound {
+        /// The rule name asked for.
+        name: String,
+    },
     /// The entity does not exist; the wording is the one the JS SDK recognises.
     #[error(
         "The messaging entity 'sb://{namespace}/{entity}' could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions."
@@ -218,7 +224,9 @@ impl BrokerError {
             Self::SessionLockLost => (c::SESSION_LOCK_LOST, StatusCode::GONE),
             Self::SessionCannotBeLocked { .. } => (c::SESSION_CANNOT_BE_LOCKED, StatusCode::GONE),
             Self::MessageNotFound { .. } => (c::MESSAGE_NOT_FOUND, StatusCode::NOT_FOUND),
-            Self::EntityNotFound { .. } => (c::NOT_FOUND, StatusCode::NOT_FOUND),
+            Self::EntityNotFound { .. } | Self::RuleNotFound { .. } => {
+                (c::NOT_FOUND, StatusCode::NOT_FOUND)
+            }
             Self::EntityAlreadyExists { .. } => (c::ENTITY_ALREADY_EXISTS, StatusCode::CONFLICT),
             Self::Timeout { .. } => (c::TIMEOUT, StatusCode::REQUEST_TIMEOUT),
             // server-busy is the condition every SDK retries on its own.

@@ -20,7 +20,7 @@ fn suffix(entity: &str) -> String {
 }
 
 /// How many variants `BrokerError` has.
-const VARIANTS: usize = 17;
+const VARIANTS: usize = 18;
 
 /// A number per variant. The match has no wildcard, so a new variant does not compile until it
 /// is numbered here, and then the table test fails until the table covers it too.
@@ -43,6 +43,7 @@ fn variant_number(error: &BrokerError) -> usize {
         BrokerError::NotImplemented { .. } => 14,
         BrokerError::Internal(_) => 15,
         BrokerError::ShuttingDown => 16,
+        BrokerError::RuleNotFound { .. } => 17,
     }
 }
 
@@ -77,6 +78,12 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             c::MESSAGE_NOT_FOUND,
             404,
             "The message with sequence number 42 could not be found.",
+        ),
+        (
+            BrokerError::RuleNotFound { name: "red".into() },
+            c::NOT_FOUND,
+            404,
+            "The rule 'red' could not be found.",
         ),
         (
             BrokerError::EntityNotFound {

@@ -11,6 +11,7 @@ mod management;
 mod outbound;
 mod registry;
 mod request;
+mod rule_changes;
 mod rule_descriptions;
 mod rules;
 mod sections;
@@ -23,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use busbar_amqp::driver::{DriverConfig, Shutdown, serve};
 use busbar_amqp::engine::ConnectionConfig;
 use busbar_core::{CoreError, SubQueue};
-use busbar_store::{GroupCommit, GroupCommitOptions, Storage, StoreError};
+use busbar_store::{GroupCommit, GroupCommitHandle, GroupCommitOptions, Storage, StoreError};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
@@ -81,14 +82,15 @@ pub enum RuntimeError {
     },
 }
 
-/// What every connection handler shares: read-only after start-up.
-#[derive(Debug)]
+/// What every connection handler shares: read-only after start-up but for the rules.
 pub(crate) struct Shared {
     pub(crate) registry: Registry,
     pub(crate) keys: SasKeys,
     pub(crate) namespace: String,
     pub(crate) clock: Clock,
     pub(crate) max_message_size: u64,
+    /// Where rule changes are persisted (entity tasks hold their own handles).
+    pub(crate) store: GroupCommitHandle,
 }
 
 /// Runs the broker for `config` on `listener` until `stop` resolves, then closes every
@@ -172,6 +174,7 @@ where
         namespace: config.namespace.name.clone(),
         clock,
         max_message_size: MAX_MESSAGE_SIZE,
+        store: store.clone(),
     });
     let served = serve_until(listener, shared, stop).await;
     // Every entity inbox sender lived in the registry and the connection handlers, all gone

@@ -3,6 +3,7 @@
 //! `Meta` records so a restart maps the same names to the same ids).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use busbar_amqp::message::Message;
 use busbar_core::{Entity, EntityConfig, NewMessage};
@@ -13,6 +14,7 @@ use tokio::sync::mpsc;
 use busbar_rules::{Disposition, Guid, RuleSet, Subscription, fan_out};
 
 use super::mailbox::EntityCommand;
+use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
 use crate::address::EntityPath;
 use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig};
@@ -37,8 +39,10 @@ pub(crate) struct EntityHandle {
 /// A subscription as its topic routes to it.
 #[derive(Clone, Debug)]
 pub(crate) struct SubscriptionRoute {
-    /// Which messages it takes, parsed once.
-    pub(crate) rules: RuleSet,
+    /// Which messages it takes; add-rule and remove-rule replace them.
+    pub(crate) rules: Arc<LiveRules>,
+    /// Its id in the store, under which changed rules are persisted.
+    pub(crate) id: EntityId,
     /// The subscription.
     pub(crate) entity: EntityHandle,
     /// `ForwardTo`: where its messages go instead.
@@ -95,13 +99,12 @@ impl Registry {
         }
     }
 
-    /// The rules of the subscription whose configured path is `path` (an entity handle's path).
-    pub(crate) fn rules_of(&self, path: &str) -> Option<&RuleSet> {
+    /// The subscription whose configured path is `path` (an entity handle's path).
+    pub(crate) fn subscription(&self, path: &str) -> Option<&SubscriptionRoute> {
         self.topics
             .values()
             .flat_map(|topic| &topic.subscriptions)
             .find(|subscription| subscription.entity.path == path)
-            .map(|subscription| &subscription.rules)
     }
 
     /// Where messages sent to `path` are stored: each entity with the messages it takes.
@@ -168,11 +171,15 @@ impl TopicRoute {
     /// failed to evaluate, is dropped with a warning: dead-lettering on a filter error needs an
     /// enqueue straight into the dead-letter sub-queue, which the core does not offer yet.
     fn fan_out(&self, messages: &[NewMessage]) -> Vec<Vec<NewMessage>> {
-        let subscriptions: Vec<Subscription<'_>> = self
+        let rules: Vec<Arc<RuleSet>> = self
             .subscriptions
             .iter()
-            .map(|subscription| Subscription {
-                rules: &subscription.rules,
+            .map(|subscription| subscription.rules.current())
+            .collect();
+        let subscriptions: Vec<Subscription<'_>> = rules
+            .iter()
+            .map(|rules| Subscription {
+                rules,
                 dead_letter_on_filter_error: true,
             })
             .collect();
@@ -244,22 +251,24 @@ pub(crate) fn build(
     let mut specs = Vec::new();
     let mut open = |path: String, config: EntityConfig, requires_session: bool| {
         let (sender, inbox) = mpsc::channel(inbox_capacity);
+        let id = ids.id_of(&path);
         specs.push(EntitySpec {
             path: path.clone(),
-            id: ids.id_of(&path),
+            id,
             config,
             requires_session,
             inbox,
         });
-        EntityHandle {
+        let handle = EntityHandle {
             path,
             inbox: sender,
             requires_session,
-        }
+        };
+        (handle, id)
     };
     for queue in &namespace.queues {
         let config = entity_config(&queue.delivery, Some(queue.duplicate_detection));
-        let handle = open(
+        let (handle, _) = open(
             queue.name.to_string(),
             config,
             queue.delivery.requires_session,
@@ -278,20 +287,30 @@ pub(crate) fn build(
         };
         for subscription in &topic.subscriptions {
             let path = format!("{}/Subscriptions/{}", topic.name, subscription.name);
-            let rules = compile(&subscription.rules).map_err(|source| RulesError {
+            let configured = compile(&subscription.rules).map_err(|source| RulesError {
                 subscription: path.clone(),
                 source,
             })?;
             // A topic's duplicate detection applied at each subscription drops exactly the
             // copies a topic-level check would have dropped.
             let config = entity_config(&subscription.delivery, Some(topic.duplicate_detection));
-            let handle = open(path, config, subscription.delivery.requires_session);
+            let (handle, id) = open(path, config, subscription.delivery.requires_session);
+            // Rules changed through add-rule / remove-rule replace the configured ones.
+            let rules = match rule_changes::persisted(recovered, id) {
+                None => configured,
+                Some(Ok(changed)) => changed,
+                Some(Err(error)) => {
+                    tracing::error!(subscription = %handle.path, %error, "persisted rules unreadable; configured rules used");
+                    configured
+                }
+            };
             registry.subscriptions.insert(
                 (topic.name.clone(), subscription.name.clone()),
                 handle.clone(),
             );
             route.subscriptions.push(SubscriptionRoute {
-                rules,
+                rules: Arc::new(LiveRules::new(rules)),
+                id,
                 entity: handle,
                 forward_to: subscription.delivery.forward_to.clone(),
             });

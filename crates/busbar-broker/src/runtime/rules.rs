@@ -139,7 +139,7 @@ impl MessageView for AmqpView {
 }
 
 /// An AMQP property value as rules see it; types rules have no counterpart for read as null.
-fn rules_value(value: AmqpValue) -> Value<'static> {
+pub(crate) fn rules_value(value: AmqpValue) -> Value<'static> {
     match value {
         AmqpValue::Bool(flag) => Value::Bool(flag),
         AmqpValue::Ubyte(v) => Value::Int(i64::from(v)),

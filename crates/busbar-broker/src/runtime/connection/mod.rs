@@ -4,6 +4,7 @@
 
 mod attach;
 mod requests;
+mod rule_requests;
 mod session_attach;
 mod session_requests;
 mod transfers;

@@ -14,7 +14,6 @@ use crate::errors::{BrokerError, StatusCode};
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
 use crate::runtime::management::{self, OperationResult};
 use crate::runtime::request::{Request, StatusKeys, failure, success};
-use crate::runtime::rule_descriptions::{ENUMERATE_RULES, enumerate};
 
 impl BrokerConnection {
     pub(super) fn request(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
@@ -56,17 +55,10 @@ impl BrokerConnection {
                 );
             }
             RequestNode::Management { entity, sub_queue } => {
-                if request.text_property("operation") == Some(ENUMERATE_RULES) {
-                    // Rules live in the registry, not in the entity task.
-                    let result = match self.shared.registry.rules_of(&entity.path) {
-                        Some(rules) => Ok(OperationResult::Rules(enumerate(rules, &request))),
-                        None => Err(BrokerError::NotAllowed(
-                            "rules exist only on a subscription".to_owned(),
-                        )),
-                    };
-                    self.respond_management(link, &request, &entity.path, result, connection);
+                let Some(request) = self.rule_request(link, request, &entity.path, connection)
+                else {
                     return;
-                }
+                };
                 if let Some(parsed) = management::parse_session_operation(&request) {
                     self.session_request(link, request, &entity, parsed, connection);
                     return;
