@@ -3,7 +3,9 @@
 //! shrink so each bench runs once quickly.
 #![allow(clippy::unwrap_used)]
 
-use busbar_core::{Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SubQueue, Timestamp};
+use busbar_core::{
+    Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+};
 use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -62,6 +64,7 @@ fn enqueue(c: &mut Criterion) {
 fn entity_with_locks(held: usize) -> Entity {
     let mut entity = empty_entity();
     entity.enqueue(vec![message(); held], NOW).unwrap();
+    durable(&mut entity);
     for _ in 0..held {
         entity
             .receive(SubQueue::Main, ReceiveMode::PeekLock, NOW)
@@ -69,6 +72,11 @@ fn entity_with_locks(held: usize) -> Entity {
     }
     entity.drain_records().for_each(drop);
     entity
+}
+
+/// Reports every insert durable, as the broker does once the store synced them.
+fn durable(entity: &mut Entity) {
+    entity.mark_durable(SequenceNumber(entity.high_water()));
 }
 
 fn lock_complete(c: &mut Criterion) {
@@ -82,6 +90,7 @@ fn lock_complete(c: &mut Criterion) {
                 let batch = usize::try_from(iters).unwrap();
                 entity.enqueue(vec![message(); batch], NOW).unwrap();
                 entity.drain_records().for_each(drop);
+                durable(&mut entity);
                 let start = Instant::now();
                 for _ in 0..iters {
                     let delivery = entity
@@ -108,6 +117,7 @@ fn expiry_sweep(c: &mut Criterion) {
     let mut base = Entity::new(config, 7).unwrap();
     base.enqueue(vec![message(); expiring], NOW).unwrap();
     base.drain_records().for_each(drop);
+    durable(&mut base);
     let later = Timestamp(NOW.0 + 60_000);
     group.throughput(Throughput::Elements(expiring as u64));
     group.bench_function(BenchmarkId::new("messages expiring", expiring), |b| {

@@ -15,13 +15,18 @@
 //!   ([`Entity::take_newly_available_sessions`]).
 //!
 //! ```
-//! use busbar_core::{Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SubQueue, Timestamp};
+//! use busbar_core::{
+//!     Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+//! };
 //! use bytes::Bytes;
 //!
 //! let mut queue = Entity::new(EntityConfig::default(), 42).unwrap();
 //! let now = Timestamp(1_700_000_000_000);
 //! let message = NewMessage { payload: Bytes::from_static(b"hello"), ..NewMessage::default() };
 //! queue.enqueue(vec![message], now).unwrap();
+//! // Nothing is handed out before the caller reports the insert durable.
+//! assert!(queue.receive(SubQueue::Main, ReceiveMode::PeekLock, now).is_none());
+//! queue.mark_durable(SequenceNumber(queue.high_water()));
 //! let delivery = queue.receive(SubQueue::Main, ReceiveMode::PeekLock, now).unwrap();
 //! assert_eq!(delivery.delivery_count, 0);
 //! let token = delivery.lock.unwrap().token;

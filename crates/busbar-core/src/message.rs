@@ -166,6 +166,10 @@ pub struct Delivery {
 /// Where a stored message is in its life; each stage belongs to exactly one index of its queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stage {
+    /// Just enqueued, its insert record not yet durable: in the pending index, handed out by
+    /// nothing until [`Entity::mark_durable`](crate::Entity::mark_durable) moves it on
+    /// (`scheduled` says whether to the schedule index or the available one).
+    Pending { scheduled: bool },
     /// Waiting in the schedule index for its enqueued time.
     Scheduled,
     /// In the available index, ready for receive.
@@ -184,9 +188,10 @@ impl Stage {
     /// The persisted state this stage reports (a lock is volatile and not a state of its own).
     pub(crate) fn message_state(self) -> MessageState {
         match self {
-            Stage::Scheduled => MessageState::Scheduled,
+            Stage::Scheduled | Stage::Pending { scheduled: true } => MessageState::Scheduled,
             Stage::Deferred | Stage::Locked { deferred: true, .. } => MessageState::Deferred,
             Stage::Available
+            | Stage::Pending { scheduled: false }
             | Stage::Locked {
                 deferred: false, ..
             } => MessageState::Active,

@@ -57,6 +57,7 @@ fn peek_lock_locks_for_the_lock_duration_and_hides_from_competitors() {
     queue
         .enqueue(vec![message("a"), message("b")], at(0))
         .unwrap();
+    queue.mark_durable(SequenceNumber(queue.high_water()));
     let first = lock(&mut queue, 100);
     let lock_info = first.lock.unwrap();
     assert_eq!(lock_info.locked_until, at(30_100));
@@ -94,6 +95,7 @@ fn abandon_unlocks_counts_a_delivery_merges_properties_and_keeps_order() {
     queue
         .enqueue(vec![message("a"), message("b")], at(0))
         .unwrap();
+    queue.mark_durable(SequenceNumber(queue.high_water()));
     let first = lock(&mut queue, 0);
     let outcome = Outcome::Abandon {
         properties: props("reason", b"x"),
@@ -280,6 +282,7 @@ fn lock_expiry_makes_the_message_available_again_at_the_front_with_one_more_deli
     queue
         .enqueue(vec![message("a"), message("b")], at(0))
         .unwrap();
+    queue.mark_durable(SequenceNumber(queue.high_water()));
     let first = lock(&mut queue, 0);
     send(&mut queue, message("c"), at(1));
     queue.handle_timeout(at(60_000));
@@ -351,6 +354,7 @@ fn a_locked_message_past_its_ttl_stays_settleable_until_the_lock_ends() {
     queue
         .enqueue(vec![message("a"), message("b")], at(0))
         .unwrap();
+    queue.mark_durable(SequenceNumber(queue.high_water()));
     let a = lock(&mut queue, 0);
     let b = lock(&mut queue, 0);
     queue.handle_timeout(at(20_000));
@@ -417,6 +421,7 @@ fn updating_the_entity_loses_every_lock() {
     queue
         .enqueue(vec![message("a"), message("b")], at(0))
         .unwrap();
+    queue.mark_durable(SequenceNumber(queue.high_water()));
     let a = lock(&mut queue, 0);
     let b = lock(&mut queue, 0);
     queue

@@ -60,6 +60,10 @@ enum Op {
         from: i64,
         max: usize,
     },
+    /// The store reports inserts durable up to `lag` below the high-water mark.
+    MarkDurable {
+        lag: i64,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -78,6 +82,7 @@ fn op() -> impl Strategy<Value = Op> {
         // 0 is an invalid maximum: the update must be refused and change nothing.
         1 => (0..5u32).prop_map(|max_delivery_count| Op::UpdateConfig { max_delivery_count }),
         1 => (any::<bool>(), 0..40i64, 0..10usize).prop_map(|(dead_letter, from, max)| Op::Peek { dead_letter, from, max }),
+        4 => prop_oneof![Just(0i64), 0..4i64].prop_map(|lag| Op::MarkDurable { lag }),
     ]
 }
 
@@ -99,6 +104,8 @@ struct Model {
     counts: BTreeMap<SequenceNumber, u32>,
     tokens: Vec<LockToken>,
     dead_letter_on_expiry: bool,
+    /// Inserts reported durable up to here: nothing above may be delivered or peeked.
+    durable: SequenceNumber,
 }
 
 impl Model {
@@ -122,6 +129,11 @@ impl Model {
     }
 
     fn delivered(&mut self, delivery: &Delivery, mode_deletes: bool, now: Timestamp) {
+        assert!(
+            delivery.sequence <= self.durable,
+            "message {} delivered before its insert was durable",
+            delivery.sequence
+        );
         assert!(
             delivery.expires_at.is_none_or(|at| at > now) || delivery.dead_letter.is_some(),
             "expired message {} delivered",
@@ -249,6 +261,7 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
         counts: BTreeMap::new(),
         tokens: Vec::new(),
         dead_letter_on_expiry: config.dead_lettering_on_message_expiration,
+        durable: SequenceNumber(0),
     };
     let mut now = at(0);
     let mut restarts = 0u128;
@@ -274,8 +287,12 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 let outcomes = entity.enqueue(messages, now).unwrap();
                 for outcome in outcomes {
                     if let EnqueueOutcome::Enqueued(sequence) = outcome {
-                        let peeked = entity.peek(SubQueue::Main, sequence, 1, now);
-                        let expiry = peeked.first().and_then(|d| d.expires_at);
+                        let expiry = entity
+                            .snapshot()
+                            .messages
+                            .iter()
+                            .find(|(_, d)| d.sequence == sequence)
+                            .and_then(|(_, d)| d.expires_at);
                         assert!(model.live.insert(sequence, expiry).is_none());
                     }
                 }
@@ -374,6 +391,13 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 restarts += 1;
                 store.apply(entity.drain_records());
                 entity = store.restore_with_seed(config.clone(), SEED + restarts, now);
+                // Replay marks everything the store kept durable.
+                model.durable = SequenceNumber(entity.high_water());
+            }
+            Op::MarkDurable { lag } => {
+                let through = SequenceNumber(entity.high_water() - lag);
+                entity.mark_durable(through);
+                model.durable = model.durable.max(through);
             }
             Op::UpdateConfig { max_delivery_count } => {
                 let update = EntityConfig {
@@ -399,6 +423,7 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                         .iter()
                         .all(|d| d.lock.is_none() && d.sequence.0 >= from)
                 );
+                assert!(peeked.iter().all(|d| d.sequence <= model.durable));
             }
         }
         model.check(&entity, now);

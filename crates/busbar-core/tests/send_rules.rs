@@ -5,8 +5,8 @@
 mod common;
 
 use busbar_core::{
-    CoreError, EnqueueOutcome, EntityConfig, MessageState, NewMessage, ReceiveMode, SequenceNumber,
-    SubQueue,
+    CoreError, EnqueueOutcome, EntityConfig, MessageState, NewMessage, Outcome, ReceiveMode,
+    SequenceNumber, SubQueue,
 };
 use common::*;
 
@@ -20,6 +20,7 @@ fn sequence_numbers_start_at_one_and_strictly_increase() {
         outcomes,
         [1, 2, 3].map(|n| EnqueueOutcome::Enqueued(SequenceNumber(n)))
     );
+    queue.mark_durable(SequenceNumber(3));
     assert_eq!(send(&mut queue, message("d"), at(5)), SequenceNumber(4));
     assert_eq!(queue.high_water(), 4);
     let delivery = queue
@@ -196,6 +197,7 @@ fn receive_and_delete_hands_out_in_order_and_removes() {
     queue
         .enqueue(vec![message("a"), message("b")], at(0))
         .unwrap();
+    queue.mark_durable(SequenceNumber(queue.high_water()));
     let first = queue
         .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(1))
         .unwrap();
@@ -323,4 +325,60 @@ fn a_batch_is_all_or_nothing_when_sequence_numbers_run_out() {
             EnqueueOutcome::Enqueued(SequenceNumber(i64::MAX - 1)),
         ]
     );
+}
+
+#[test]
+fn a_message_is_handed_out_only_once_its_insert_is_durable() {
+    let mut queue = entity(EntityConfig::default());
+    let first = send(&mut queue, in_session("a", "s"), at(0));
+    let outcomes = queue
+        .enqueue(vec![in_session("b", "s"), message("c")], at(0))
+        .unwrap();
+    assert_eq!(outcomes.len(), 2);
+    // Records drained, store not yet synced: only the durable message is seen.
+    assert_eq!(queue.drain_records().count(), 3);
+    let peeked = queue.peek(SubQueue::Main, SequenceNumber(1), 10, at(1));
+    assert_eq!(
+        peeked.iter().map(|d| d.sequence).collect::<Vec<_>>(),
+        [first]
+    );
+    let locked = queue
+        .receive(SubQueue::Main, ReceiveMode::PeekLock, at(1))
+        .unwrap();
+    assert_eq!(locked.sequence, first);
+    assert!(
+        queue
+            .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(1))
+            .is_none()
+    );
+    assert_eq!(queue.available_len(SubQueue::Main), 0);
+    assert!(!queue.session_has_available("s"));
+    assert!(queue.take_newly_available_sessions().is_empty());
+    queue
+        .settle(locked.lock.unwrap().token, Outcome::Complete, at(1))
+        .unwrap();
+    // A sync that never succeeds (the store is poisoned) never makes them visible.
+    queue.mark_durable(first);
+    assert!(
+        queue
+            .receive(SubQueue::Main, ReceiveMode::PeekLock, at(2))
+            .is_none()
+    );
+    queue.check_invariants().unwrap();
+    // Once durable they are handed out in order, and their session wakes up.
+    queue.mark_durable(SequenceNumber(3));
+    assert_eq!(queue.take_newly_available_sessions(), ["s".to_owned()]);
+    let next = queue
+        .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(3))
+        .unwrap();
+    assert_eq!(next.sequence, SequenceNumber(2));
+    assert_eq!(queue.available_len(SubQueue::Main), 1);
+    queue.check_invariants().unwrap();
+}
+
+fn in_session(payload: &'static str, session: &str) -> NewMessage {
+    NewMessage {
+        session_id: Some(session.to_owned()),
+        ..message(payload)
+    }
 }

@@ -14,7 +14,9 @@
 //! then divide the collected total by the `calls=` count of `one_message_cycle` in the output.
 #![allow(clippy::unwrap_used)]
 
-use busbar_core::{Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, Timestamp};
+use busbar_core::{
+    Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SequenceNumber, Timestamp,
+};
 use busbar_sessions::{AcceptNext, ReceiverId, SessionEntity, SessionId, SessionLimits};
 use bytes::Bytes;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
@@ -88,6 +90,7 @@ fn drain(c: &mut Criterion) {
                             .enqueue(vec![message(&ids[i % sessions])], NOW)
                             .unwrap();
                     }
+                    entity.mark_durable(SequenceNumber(entity.core().high_water()), NOW);
                     for owner in 0..sessions {
                         serve_one_session(&mut entity, ReceiverId(owner as u64), total / sessions);
                     }
@@ -120,6 +123,7 @@ fn steady_state(c: &mut Criterion) {
                 .unwrap();
         }
         entity.drain_records().for_each(drop);
+        entity.mark_durable(SequenceNumber(entity.core().high_water()), NOW);
         let mut next = 0usize;
         let mut owner = 0u64;
         group.bench_function(format!("{sessions}_sessions"), |b| {
@@ -140,6 +144,7 @@ fn one_message_cycle(entity: &mut SessionEntity, session: &SessionId, owner: Rec
     entity
         .enqueue(vec![message(session.as_str())], NOW)
         .unwrap();
+    entity.mark_durable(SequenceNumber(entity.core().high_water()), NOW);
     serve_one_session(entity, owner, 1);
     black_box(entity.drain_records().count());
 }

@@ -14,7 +14,7 @@
 //! records through [`SessionEntity::drain_records`] and [`SessionEntity::drain_state_records`].
 //!
 //! ```
-//! use busbar_core::{Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, Timestamp};
+//! use busbar_core::{Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SequenceNumber, Timestamp};
 //! use busbar_sessions::{AcceptNext, ReceiverId, SessionEntity, SessionLimits};
 //! use bytes::Bytes;
 //!
@@ -27,6 +27,8 @@
 //!     ..NewMessage::default()
 //! };
 //! entity.enqueue(vec![message], now).unwrap();
+//! // Receivable once the store reports the insert durable.
+//! entity.mark_durable(SequenceNumber(entity.core().high_water()), now);
 //! let receiver = ReceiverId(1);
 //! let AcceptNext::Accepted(lock) = entity.accept_next(receiver, Timestamp(now.0 + 60_000), now).unwrap()
 //! else { unreachable!() };

@@ -232,6 +232,8 @@ fn run(ops: Vec<Op>) {
                         model.enqueued.insert(sequence);
                     }
                 }
+                let through = SequenceNumber(entity.core().high_water());
+                entity.mark_durable(through, at(now));
                 false
             }
             Op::AcceptNamed { receiver, session } => {

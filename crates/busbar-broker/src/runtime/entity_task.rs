@@ -2,21 +2,23 @@
 //! `RequiresSession`), drains its bounded inbox in batches,
 //! delivers to the receive links that have credit, and after each batch hands the entity's
 //! records to the group-commit writer; replies that depend on them go out only once they are
-//! durable.
+//! durable, and new messages become deliverable only then (the writer's completion reports the
+//! durable high-water mark back through a watch channel).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use busbar_core::{CoreError, EnqueueOutcome, Outcome, ReceiveMode, SubQueue};
 use busbar_store::{EntityId, GroupCommitHandle, MessageKey, Record, StoreError};
-use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::clock::Clock;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult};
 use crate::errors::BrokerError;
-pub(crate) use owned::OwnedEntity;
+pub(crate) use owned::{OwnedEntity, session_error};
 use session_links::SessionLinks;
 
 mod owned;
@@ -64,6 +66,9 @@ pub(crate) struct EntityTask {
     /// Where the next dispatch round starts, so receivers share messages fairly.
     next_receiver: usize,
     retry_at: Option<Instant>,
+    /// The highest sequence number whose insert is durable, set by the writer's completions.
+    durable: Arc<watch::Sender<i64>>,
+    durable_seen: watch::Receiver<i64>,
 }
 
 impl EntityTask {
@@ -74,8 +79,11 @@ impl EntityTask {
         clock: Clock,
         store: GroupCommitHandle,
     ) -> Self {
+        let entity = entity.into();
+        // What the entity starts with (restored from the store, or nothing) is durable.
+        let (durable, durable_seen) = watch::channel(entity.core().high_water());
         Self {
-            entity: entity.into(),
+            entity,
             id,
             clock,
             store,
@@ -83,6 +91,8 @@ impl EntityTask {
             session_links: SessionLinks::default(),
             next_receiver: 0,
             retry_at: None,
+            durable: Arc::new(durable),
+            durable_seen,
         }
     }
 
@@ -106,10 +116,15 @@ impl EntityTask {
                     }
                 }
                 () = sleep_until(deadline) => {}
+                // The sender lives in `self`: the channel never closes while we run.
+                _ = self.durable_seen.changed() => {}
             }
             self.retry_at = None;
             let now = self.clock.now();
             self.entity.handle_timeout(now);
+            let through = *self.durable_seen.borrow_and_update();
+            self.entity
+                .mark_durable(busbar_core::SequenceNumber(through), now);
             let mut pending = Vec::new();
             for command in commands.drain(..) {
                 self.handle(command, now, &mut pending);
@@ -351,6 +366,8 @@ impl EntityTask {
     /// Submits the batch's records; the pending replies run once they are durable.
     fn commit(&mut self, pending: Vec<Pending>) {
         let id = self.id;
+        // Every insert drained here has a sequence number at most this.
+        let through = self.entity.core().high_water();
         let records = self.entity.drain_records(id);
         if records.is_empty() {
             for reply in pending {
@@ -358,7 +375,17 @@ impl EntityTask {
             }
             return;
         }
+        let durable_mark = Arc::clone(&self.durable);
         let completion = Box::new(move |outcome: Result<busbar_store::Lsn, StoreError>| {
+            // Visible before the replies go out, so a client that saw its send accepted finds
+            // the message. After a failure the store is poisoned: the mark never moves again.
+            if outcome.is_ok() {
+                durable_mark.send_if_modified(|mark| {
+                    let advanced = through > *mark;
+                    *mark = (*mark).max(through);
+                    advanced
+                });
+            }
             let durable = outcome.map(|_| ()).map_err(store_error);
             for reply in pending {
                 reply(durable.clone());

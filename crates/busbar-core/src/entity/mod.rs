@@ -106,6 +106,10 @@ impl Entity {
     /// Enqueues a batch, all or nothing; one outcome per message, in order. A message whose
     /// message-id was seen within the duplicate-detection window (earlier in this batch
     /// included) is acknowledged as [`EnqueueOutcome::Duplicate`] and not stored.
+    ///
+    /// New messages are *pending*: no receive, peek or session hand-out sees them until the
+    /// caller reports their insert records durable with [`mark_durable`](Entity::mark_durable),
+    /// so a send whose sync fails is never delivered.
     pub fn enqueue(
         &mut self,
         messages: Vec<NewMessage>,
@@ -136,10 +140,8 @@ impl Entity {
                 time_to_live: self.config.effective_ttl(message.time_to_live),
                 scheduled_enqueue_time: message.scheduled_enqueue_time,
             });
-            let stage = if body.enqueued_time() > now {
-                Stage::Scheduled
-            } else {
-                Stage::Available
+            let stage = Stage::Pending {
+                scheduled: body.enqueued_time() > now,
             };
             let stored = StoredMessage {
                 body,
@@ -157,6 +159,29 @@ impl Entity {
             outcomes.push(EnqueueOutcome::Enqueued(sequence));
         }
         Ok(outcomes)
+    }
+
+    /// Reports every insert record up to sequence number `through` durable: those messages
+    /// become available (or scheduled) to receive and peek. The caller passes the
+    /// [`high_water`](Entity::high_water) it read when draining the records that are now
+    /// durable; after a failed write it never calls this again for them, so they stay hidden.
+    /// O(log n) per message moved on.
+    pub fn mark_durable(&mut self, through: SequenceNumber) {
+        for queue in [SubQueue::Main, SubQueue::DeadLetter] {
+            while let Some(sequence) = self.queue_mut(queue).pop_pending_through(through) {
+                let scheduled = self
+                    .queue(queue)
+                    .get(sequence)
+                    .is_some_and(|message| message.stage == Stage::Pending { scheduled: true });
+                let stage = if scheduled {
+                    // An activation time already past fires at the next timer run.
+                    Stage::Scheduled
+                } else {
+                    Stage::Available
+                };
+                self.queue_mut(queue).set_stage(sequence, stage);
+            }
+        }
     }
 
     /// Hands out the available message with the lowest sequence number, if any: locked under a
@@ -210,7 +235,8 @@ impl Entity {
 
     /// Browses up to `max` messages from sequence number `from` on, in order, without locking
     /// or counting: active, locked, deferred and scheduled alike (dead-lettered ones only on the
-    /// dead-letter sub-queue). Messages already expired are left out.
+    /// dead-letter sub-queue). Messages already expired, and pending ones (not yet durable), are
+    /// left out.
     pub fn peek(
         &self,
         queue: SubQueue,
@@ -352,10 +378,14 @@ fn persisted_state(queue: SubQueue, message: &StoredMessage) -> PersistedState {
     }
 }
 
-/// Whether peek shows a message: locked ones always (they stay settle-able), others until they
-/// expire.
+/// Whether peek shows a message: locked ones always (they stay settle-able), pending ones (not
+/// yet durable) never, others until they expire.
 fn is_visible_to_peek(queue: SubQueue, message: &StoredMessage, now: Timestamp) -> bool {
-    matches!(message.stage, Stage::Locked { .. }) || !is_expired(queue, message, now)
+    match message.stage {
+        Stage::Locked { .. } => true,
+        Stage::Pending { .. } => false,
+        _ => !is_expired(queue, message, now),
+    }
 }
 
 /// Whether a message's time to live has run out (dead-lettered messages never expire).

@@ -1,6 +1,6 @@
 //! One sub-queue's messages and the ordered indices that make every operation O(log n): available
-//! messages by sequence number, scheduled ones by activation time, expiring ones by expiry time,
-//! and (main queue only) messages by session id.
+//! messages by sequence number, not-yet-durable ones by sequence number, scheduled ones by
+//! activation time, expiring ones by expiry time, and (main queue only) messages by session id.
 
 use super::session_index::SessionIndex;
 use crate::message::{Stage, StoredMessage};
@@ -16,6 +16,7 @@ use std::ops::RangeFrom;
 pub(crate) struct Queue {
     messages: BTreeMap<SequenceNumber, StoredMessage>,
     available: BTreeSet<SequenceNumber>,
+    pending: BTreeSet<SequenceNumber>,
     scheduled: BTreeSet<(Timestamp, SequenceNumber)>,
     expiry: BTreeSet<(Timestamp, SequenceNumber)>,
     /// Messages by session id; `None` where sessions do not apply (the dead-letter queue).
@@ -31,6 +32,7 @@ impl Queue {
         Queue {
             messages: BTreeMap::new(),
             available: BTreeSet::new(),
+            pending: BTreeSet::new(),
             scheduled: BTreeSet::new(),
             expiry: BTreeSet::new(),
             sessions: main.then(SessionIndex::default),
@@ -90,6 +92,19 @@ impl Queue {
 
     pub(crate) fn next_expiry(&self) -> Option<(Timestamp, SequenceNumber)> {
         self.expiry.first().copied()
+    }
+
+    /// Takes the lowest not-yet-durable message if its sequence number is at most `through`; the
+    /// caller then moves it on.
+    pub(crate) fn pop_pending_through(
+        &mut self,
+        through: SequenceNumber,
+    ) -> Option<SequenceNumber> {
+        let first = *self.pending.first()?;
+        (first <= through).then(|| {
+            self.pending.pop_first();
+            first
+        })
     }
 
     /// Takes the first schedule entry due at `now`; the caller then moves the message on.
@@ -157,6 +172,7 @@ impl Queue {
             }
         }
         edit(&mut self.available, keys.available, add);
+        edit(&mut self.pending, keys.pending, add);
         edit(&mut self.scheduled, keys.scheduled, add);
         edit(&mut self.expiry, keys.expiry, add);
     }
@@ -183,6 +199,9 @@ impl Queue {
         if expected.available != self.available {
             return Err("available index out of step with message stages".to_owned());
         }
+        if expected.pending != self.pending {
+            return Err("pending index out of step with message stages".to_owned());
+        }
         if expected.scheduled != self.scheduled {
             return Err("schedule index out of step with message stages".to_owned());
         }
@@ -207,6 +226,7 @@ fn pop_due(
 /// The index entries a message's stage calls for.
 struct IndexKeys {
     available: Option<SequenceNumber>,
+    pending: Option<SequenceNumber>,
     scheduled: Option<(Timestamp, SequenceNumber)>,
     expiry: Option<(Timestamp, SequenceNumber)>,
 }
@@ -215,14 +235,16 @@ impl IndexKeys {
     fn of(expiring: bool, sequence: SequenceNumber, message: &StoredMessage) -> IndexKeys {
         let expires_at = message.body.expires_at().filter(|_| expiring);
         // Locked messages leave the expiry index: they stay settle-able until the lock ends.
+        // Pending ones join it once durable (an expiry already past then fires at once).
         let (available, scheduled, expiry) = match message.stage {
             Stage::Available => (Some(sequence), None, expires_at),
             Stage::Deferred => (None, None, expires_at),
             Stage::Scheduled => (None, Some(message.body.enqueued_time()), None),
-            Stage::Locked { .. } => (None, None, None),
+            Stage::Locked { .. } | Stage::Pending { .. } => (None, None, None),
         };
         IndexKeys {
             available,
+            pending: matches!(message.stage, Stage::Pending { .. }).then_some(sequence),
             scheduled: scheduled.map(|at| (at, sequence)),
             expiry: expiry.map(|at| (at, sequence)),
         }

@@ -38,10 +38,14 @@ pub fn with_id(payload: &'static str, id: &'static str) -> NewMessage {
     }
 }
 
-/// Enqueues one message and returns its sequence number.
+/// Enqueues one message, reports its insert durable (as the broker does once the store synced)
+/// and returns its sequence number.
 pub fn send(entity: &mut Entity, message: NewMessage, now: Timestamp) -> SequenceNumber {
     match entity.enqueue(vec![message], now).unwrap()[..] {
-        [EnqueueOutcome::Enqueued(sequence)] => sequence,
+        [EnqueueOutcome::Enqueued(sequence)] => {
+            entity.mark_durable(sequence);
+            sequence
+        }
         ref other => panic!("expected one enqueued message, got {other:?}"),
     }
 }

@@ -176,6 +176,13 @@ impl SessionEntity {
         Ok(outcomes)
     }
 
+    /// Reports the inserts up to `through` durable ([`Entity::mark_durable`]): their messages
+    /// become receivable, and waiting receivers get the sessions that become available.
+    pub fn mark_durable(&mut self, through: SequenceNumber, now: Timestamp) {
+        self.core.mark_durable(through);
+        self.hand_out_sessions(now);
+    }
+
     /// The next message of the receiver's session, in sequence order (`None` = nothing
     /// available now). A peek-lock lasts as long as the session lock. Fails with
     /// [`SessionError::LockLost`] if the receiver no longer holds `session`.

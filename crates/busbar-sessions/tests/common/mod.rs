@@ -59,7 +59,10 @@ pub fn send(
         .enqueue(vec![in_session(payload, session)], now)
         .unwrap()[..]
     {
-        [EnqueueOutcome::Enqueued(sequence)] => sequence,
+        [EnqueueOutcome::Enqueued(sequence)] => {
+            entity.mark_durable(sequence, now);
+            sequence
+        }
         ref other => panic!("expected one enqueued message, got {other:?}"),
     }
 }

@@ -1,7 +1,7 @@
 //! What an entity task owns: a plain core entity, or (for `RequiresSession`) a session entity
 //! over one; the operations whose rules differ between the two go through here.
 
-use busbar_core::{EnqueueOutcome, Entity, NewMessage, Timestamp};
+use busbar_core::{EnqueueOutcome, Entity, NewMessage, SequenceNumber, Timestamp};
 use busbar_sessions::{SessionEntity, SessionError, SessionLimits, StateRecord};
 use busbar_store::{EntityId, Record, Recovered};
 
@@ -103,6 +103,15 @@ impl OwnedEntity {
         match self {
             OwnedEntity::Plain(entity) => entity.handle_timeout(now),
             OwnedEntity::Sessions(entity) => entity.handle_timeout(now),
+        }
+    }
+
+    /// Reports the inserts up to `through` durable: their messages become deliverable (and a
+    /// session entity hands newly available sessions to waiting receivers).
+    pub(crate) fn mark_durable(&mut self, through: SequenceNumber, now: Timestamp) {
+        match self {
+            OwnedEntity::Plain(entity) => entity.mark_durable(through),
+            OwnedEntity::Sessions(entity) => entity.mark_durable(through, now),
         }
     }
 

@@ -1,20 +1,27 @@
 //! The entity task against `MemoryStorage`: replies wait for durability, store failures are
-//! reported as a retriable condition, refusals map to the Service Bus errors.
+//! reported as a retriable condition, refusals map to the Service Bus errors, a receiver never
+//! gets a message whose insert is not durable.
 
 use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
 
+use busbar_amqp::engine::{Connection, ConnectionConfig, Event, LinkId, Millis};
+use busbar_amqp::frame::{ProtocolHeader, encode_amqp_frame};
 use busbar_amqp::message::MessageBuilder;
-use busbar_core::{EntityConfig, NewMessage, Outcome, SequenceNumber, SubQueue};
+use busbar_amqp::performatives::{
+    Attach, Begin, Handle, Open, Performative, ReceiverSettleMode, Role, SenderSettleMode, Source,
+    Target, TransferNumber,
+};
+use busbar_core::{EntityConfig, NewMessage, Outcome, ReceiveMode, SequenceNumber, SubQueue};
 use busbar_sessions::{SessionEntity, SessionLimits};
 use busbar_store::{EntityId, GroupCommit, GroupCommitOptions, MemoryStorage, Storage};
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 
 use super::{EntityTask, OwnedEntity};
 use crate::errors::BrokerError;
 use crate::runtime::clock::Clock;
-use crate::runtime::mailbox::EntityCommand;
+use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use crate::runtime::management::{Operation, OperationResult};
 
 /// Failure guard for replies that must come; never reached when the code is right.
@@ -76,6 +83,89 @@ impl Harness {
     }
 }
 
+/// A link id as a connection engine assigns it: a client opens, begins and attaches a receiver.
+fn receiver_link() -> LinkId {
+    let config = ConnectionConfig {
+        require_sasl: false,
+        ..ConnectionConfig::default()
+    };
+    let mut connection = Connection::new(config, Millis(0));
+    let mut input = BytesMut::from(&ProtocolHeader::Amqp.to_bytes()[..]);
+    let open = Open {
+        container_id: "test".into(),
+        hostname: None,
+        max_frame_size: 65536,
+        channel_max: 1,
+        idle_time_out: None,
+        outgoing_locales: None,
+        incoming_locales: None,
+        offered_capabilities: None,
+        desired_capabilities: None,
+        properties: None,
+    };
+    let begin = Begin {
+        remote_channel: None,
+        next_outgoing_id: TransferNumber(0),
+        incoming_window: 100,
+        outgoing_window: 100,
+        handle_max: Handle(1),
+        offered_capabilities: None,
+        desired_capabilities: None,
+        properties: None,
+    };
+    let attach = Attach {
+        name: "receiver".into(),
+        handle: Handle(0),
+        role: Role::Receiver,
+        snd_settle_mode: SenderSettleMode::Unsettled,
+        rcv_settle_mode: ReceiverSettleMode::First,
+        source: Some(Box::new(Source::with_address("q"))),
+        target: Some(Box::new(Target::with_address("client"))),
+        unsettled: None,
+        incomplete_unsettled: false,
+        initial_delivery_count: None,
+        max_message_size: None,
+        offered_capabilities: None,
+        desired_capabilities: None,
+        properties: None,
+    };
+    for (channel, frame) in [
+        (0, Performative::from(open)),
+        (0, begin.into()),
+        (0, attach.into()),
+    ] {
+        encode_amqp_frame(channel, &frame, &[], &mut input);
+    }
+    connection.handle_input(&mut input, Millis(0));
+    std::iter::from_fn(|| connection.poll_event())
+        .find_map(|event| match event {
+            Event::AttachRequested(request) => Some(request.link),
+            _ => None,
+        })
+        .unwrap()
+}
+
+impl Harness {
+    /// Registers a receive-and-delete receiver on the main queue with `credit`; its deliveries
+    /// arrive on the returned channel.
+    async fn receiver(&self, credit: u32) -> mpsc::Receiver<ConnectionCommand> {
+        let (sender, deliveries) = mpsc::channel(16);
+        let command = EntityCommand::Flow {
+            receiver: ReceiverKey {
+                connection: 1,
+                link: receiver_link(),
+            },
+            sub_queue: SubQueue::Main,
+            mode: ReceiveMode::ReceiveAndDelete,
+            limit: credit,
+            drain: false,
+            mailbox: Mailbox::new(sender),
+        };
+        self.inbox.send(command).await.unwrap();
+        deliveries
+    }
+}
+
 fn message(id: &str) -> NewMessage {
     NewMessage {
         payload: MessageBuilder::new()
@@ -103,6 +193,7 @@ async fn a_failed_sync_is_reported_as_store_unavailable() {
     let mut storage = MemoryStorage::new();
     storage.fail_next_sync();
     let harness = start(storage);
+    let mut deliveries = harness.receiver(10).await;
     let result = harness
         .execute(Operation::Enqueue(vec![message("a")]))
         .await;
@@ -118,6 +209,17 @@ async fn a_failed_sync_is_reported_as_store_unavailable() {
         now_unix_millis: 0,
     });
     assert_eq!(wire.condition, "com.microsoft:server-busy");
+    // The receiver with credit got nothing of the rejected batch: a delivery would have been
+    // posted in the same round as the enqueue, before the failed reply. The answered peek
+    // shows the entity has handled everything sent before it.
+    let peeked = harness
+        .execute(Operation::Peek {
+            from: SequenceNumber(1),
+            count: 10,
+        })
+        .await;
+    assert!(matches!(peeked, Ok(OperationResult::Messages(ref m)) if m.is_empty()));
+    assert!(deliveries.try_recv().is_err());
     let mut storage = harness.stop().await;
     assert!(storage.recover().unwrap().messages.is_empty());
 }
@@ -192,4 +294,22 @@ async fn a_session_entity_refuses_a_batch_with_a_message_without_session_id() {
     let mut storage = harness.stop().await;
     let recovered = storage.recover().unwrap();
     assert_eq!(recovered.messages.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_receiver_gets_a_message_once_its_insert_is_durable() {
+    let harness = start(MemoryStorage::new());
+    let mut deliveries = harness.receiver(10).await;
+    harness
+        .execute(Operation::Enqueue(vec![message("a")]))
+        .await
+        .unwrap();
+    let delivered = tokio::time::timeout(GUARD, deliveries.recv())
+        .await
+        .unwrap();
+    let Some(ConnectionCommand::Deliver { delivery, .. }) = delivered else {
+        panic!("expected a delivery");
+    };
+    assert_eq!(delivery.sequence, SequenceNumber(1));
+    harness.stop().await;
 }
