@@ -165,13 +165,17 @@ async fn enumerate_rules_lists_the_configured_rule_as_described_lists() {
     close(connection, session).await;
 }
 
-/// Topic `t`: `all` with no rules (so `$Default`), `red` with a SQL filter on `color`.
+/// Topic `t`: `all` with no rules (so `$Default`), `red` with a SQL filter on `color`; topic
+/// `mixed`: `plain`, and `sessions` requiring a SessionId.
 const TOPIC_CONFIG: &str = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
     "Queues": [],
     "Topics": [ { "Name": "t", "Properties": {}, "Subscriptions": [
         { "Name": "all", "Properties": {}, "Rules": [] },
         { "Name": "red", "Properties": {}, "Rules": [ { "Name": "red-only", "Properties": {
-            "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color = 'red'" } } } ] } ] } ] } ],
+            "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color = 'red'" } } } ] } ] },
+      { "Name": "mixed", "Properties": {}, "Subscriptions": [
+        { "Name": "plain", "Properties": {} },
+        { "Name": "sessions", "Properties": { "RequiresSession": true } } ] } ] } ],
     "Logging": { "Type": "Console" } } }"#;
 
 fn expression(text: &str) -> Value {
@@ -334,5 +338,51 @@ async fn add_and_remove_rule_change_routing_for_the_next_send_and_survive_a_rest
 
     all.close().await;
     red.close().await;
+    close(connection, session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_topic_send_refused_by_a_session_subscription_stores_no_copy_anywhere() {
+    let dir = scratch_dir("busbar-mixed-topic");
+    let config = dir.join("Config.json");
+    std::fs::write(&config, TOPIC_CONFIG).unwrap();
+    let broker = Broker::on_disk(config, dir.join("data"));
+    let (connection, mut session) = connect(&broker, "fe2o3-mixed-topic").await;
+    let mut plain = Management::attach(&mut session, "mixed/Subscriptions/plain").await;
+    let mut sender = step(Sender::attach(&mut session, "mixed-sender", "mixed"))
+        .await
+        .unwrap();
+
+    let outcome = step(
+        sender.send(
+            Message::builder()
+                .value(Value::String("no session".into()))
+                .build(),
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(
+        format!("{outcome:?}").contains("AmqpError(NotAllowed)"),
+        "{outcome:?}"
+    );
+    assert_eq!(held(&mut plain).await, 0);
+
+    let with_session = Message::builder()
+        .properties(Properties {
+            group_id: Some("s1".to_owned()),
+            ..Properties::default()
+        })
+        .value(Value::String("in a session".into()))
+        .build();
+    step(sender.send(with_session))
+        .await
+        .unwrap()
+        .accepted_or_else(|o| o)
+        .unwrap();
+    assert_eq!(held(&mut plain).await, 1);
+
+    sender.close().await.unwrap();
+    plain.close().await;
     close(connection, session).await;
 }

@@ -9,12 +9,14 @@ use busbar_amqp::engine::{
 };
 use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat, Role};
 use busbar_core::{Delivery, NewMessage, ReceiveMode, SubQueue};
+use busbar_sessions::check_session_message;
 use bytes::Bytes;
 
 use super::attach::SEND_CREDIT;
 use super::{BrokerConnection, LinkKind};
 use crate::address::EntityPath;
 use crate::errors::BrokerError;
+use crate::runtime::entity_task::session_error;
 use crate::runtime::inbound::messages_of_transfer;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Reply, post_entity};
 use crate::runtime::management::{Operation, OperationResult};
@@ -65,7 +67,12 @@ impl BrokerConnection {
                 return;
             }
         };
-        store_everywhere(self.shared.registry.route(path, messages), reply);
+        let targets = self.shared.registry.route(path, messages);
+        if let Some(refusal) = refusal(&targets) {
+            reply(Err(refusal));
+            return;
+        }
+        store_everywhere(targets, reply);
     }
 
     pub(super) fn send_outcome(
@@ -263,12 +270,24 @@ impl BrokerConnection {
     }
 }
 
+/// A refusal that depends only on the messages and where they go (a `RequiresSession` target
+/// and a message without a valid SessionId), found before any copy is stored: a topic send
+/// refused for it stores nothing in any subscription.
+fn refusal(targets: &[(EntityHandle, Vec<NewMessage>)]) -> Option<BrokerError> {
+    targets
+        .iter()
+        .filter(|(entity, _)| entity.requires_session)
+        .flat_map(|(_, messages)| messages)
+        .find_map(|message| check_session_message(message).err())
+        .map(session_error)
+}
+
 /// Stores messages in every target entity; the reply reports the first failure once every
 /// entity has answered (a message no subscription selects is accepted and dropped, as in
 /// Service Bus). A topic send is therefore `accepted` only when every copy is durable and
-/// rejected when any copy fails, but it is not atomic: the copies other subscriptions stored
-/// before the failure stay there and are delivered (a retried send adds a second copy to them
-/// unless the topic has duplicate detection). Hiding them would need a two-phase enqueue across
+/// rejected when any copy fails, but beyond the up-front `refusal` it is not atomic: the copies
+/// other subscriptions stored before the failure stay there and are delivered (a retried send
+/// adds a second copy to them unless the topic has duplicate detection). Hiding them would need a two-phase enqueue across
 /// entity tasks, which the core does not offer.
 fn store_everywhere(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply) {
     if let [(entity, _)] = &targets[..] {
