@@ -369,10 +369,10 @@ impl EntityTask {
         // Every insert drained here has a sequence number at most this.
         let through = self.entity.core().high_water();
         let records = self.entity.drain_records(id);
-        if records.is_empty() {
-            for reply in pending {
-                reply(Ok(()));
-            }
+        // Replies without records of their own (a duplicate send, a refused settlement) still
+        // queue behind the writer: what they answer may rest on earlier records not yet durable
+        // (the original of a duplicate), and once a sync has failed they must fail too.
+        if records.is_empty() && pending.is_empty() {
             return;
         }
         let durable_mark = Arc::clone(&self.durable);

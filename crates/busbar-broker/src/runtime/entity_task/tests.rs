@@ -225,6 +225,29 @@ async fn a_failed_sync_is_reported_as_store_unavailable() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_of_a_send_whose_sync_failed_is_not_acknowledged() {
+    let mut storage = MemoryStorage::new();
+    storage.fail_next_sync();
+    let config = EntityConfig {
+        duplicate_detection_window: Some(Duration::from_secs(60)),
+        ..EntityConfig::default()
+    };
+    let harness = start_with(storage, busbar_core::Entity::new(config, 7).unwrap());
+    let first = harness
+        .execute(Operation::Enqueue(vec![message("a")]))
+        .await;
+    assert!(matches!(first, Err(BrokerError::StoreUnavailable { .. })));
+    // The retry writes no record of its own (the entity remembers the id), yet it must not be
+    // acknowledged: nothing of "a" was stored.
+    let retry = harness
+        .execute(Operation::Enqueue(vec![message("a")]))
+        .await;
+    assert!(matches!(retry, Err(BrokerError::StoreUnavailable { .. })));
+    let mut storage = harness.stop().await;
+    assert!(storage.recover().unwrap().messages.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_map_to_the_service_bus_errors_and_change_nothing() {
     let harness = start(MemoryStorage::new());
     harness
