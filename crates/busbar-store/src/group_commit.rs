@@ -306,7 +306,7 @@ fn append_each<S: Storage>(
     Ok(outcomes)
 }
 
-#[cfg(loom)]
+#[cfg(all(loom, test))]
 mod loom_tests {
     use super::*;
     use crate::memory::MemoryStorage;
