@@ -7,7 +7,9 @@
 
 mod support;
 
+use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::link::receiver::CreditMode;
+use fe2o3_amqp::session::SessionHandle;
 use fe2o3_amqp::types::definitions::SenderSettleMode;
 use fe2o3_amqp::types::messaging::{Message, Modified, Outcome, Properties};
 use fe2o3_amqp::types::primitives::Value;
@@ -21,14 +23,41 @@ async fn send(sender: &mut Sender, body: &str) {
     assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn peek_lock_send_receive_accept() {
+/// A broker with queue `q`, and one connection with a sender and a peek-lock receiver on it.
+/// Fields drop in order: the client goes before the broker process.
+struct OnQueue {
+    connection: ConnectionHandle<()>,
+    session: SessionHandle<()>,
+    sender: Sender,
+    receiver: Receiver,
+    _broker: Broker,
+}
+
+async fn on_queue() -> OnQueue {
     let broker = Broker::in_memory(&["q"]);
-    let (mut connection, mut session) = connect(&broker, "fe2o3-e2e").await;
-    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
+    let (connection, mut session) = connect(&broker, "fe2o3-e2e").await;
+    let sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
+    let receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
+    OnQueue {
+        connection,
+        session,
+        sender,
+        receiver,
+        _broker: broker,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn peek_lock_send_receive_accept() {
+    let OnQueue {
+        _broker,
+        mut connection,
+        mut session,
+        mut sender,
+        mut receiver,
+    } = on_queue().await;
     send(&mut sender, "first").await;
 
     let delivery = step(receiver.recv::<String>()).await.unwrap();
@@ -61,12 +90,13 @@ async fn peek_lock_send_receive_accept() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandon_redelivers_with_delivery_count_one() {
-    let broker = Broker::in_memory(&["q"]);
-    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
-    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
-        .await
-        .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
+    let OnQueue {
+        _broker,
+        connection: _connection,
+        session: _session,
+        mut sender,
+        mut receiver,
+    } = on_queue().await;
     send(&mut sender, "again").await;
 
     let delivery = step(receiver.recv::<String>()).await.unwrap();
@@ -87,12 +117,13 @@ async fn abandon_redelivers_with_delivery_count_one() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejected_message_is_readable_from_the_dead_letter_queue() {
-    let broker = Broker::in_memory(&["q"]);
-    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
-    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
-        .await
-        .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
+    let OnQueue {
+        _broker,
+        connection: _connection,
+        mut session,
+        mut sender,
+        mut receiver,
+    } = on_queue().await;
     send(&mut sender, "poison").await;
 
     let delivery = step(receiver.recv::<String>()).await.unwrap();

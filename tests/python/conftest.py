@@ -337,10 +337,8 @@ def _finish(broker):
     broker.stop()
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    """A broker shared by one test module, with every queue of `QUEUES`."""
-    instance = running_broker(tmp_path_factory.mktemp("busbar"), QUEUES)
+def _serving(instance):
+    """Yields a started broker; afterwards stops it cleanly, or kills it if that fails."""
     try:
         yield instance
     finally:
@@ -348,32 +346,24 @@ def broker(tmp_path_factory):
             _finish(instance)
         finally:
             instance.kill()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """A broker shared by one test module, with every queue of `QUEUES`."""
+    yield from _serving(running_broker(tmp_path_factory.mktemp("busbar"), QUEUES))
 
 
 @pytest.fixture
 def own_broker(tmp_path):
     """A broker for one test alone (for restarts), with every queue of `QUEUES`."""
-    instance = running_broker(tmp_path, QUEUES)
-    try:
-        yield instance
-    finally:
-        try:
-            _finish(instance)
-        finally:
-            instance.kill()
+    yield from _serving(running_broker(tmp_path, QUEUES))
 
 
 @pytest.fixture
 def default_broker(tmp_path):
     """A broker started without `--config`: the emulator's default entities (`queue.1`, …)."""
-    instance = running_broker(tmp_path, None)
-    try:
-        yield instance
-    finally:
-        try:
-            _finish(instance)
-        finally:
-            instance.kill()
+    yield from _serving(running_broker(tmp_path, None))
 
 
 @pytest.fixture
