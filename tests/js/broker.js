@@ -1,0 +1,105 @@
+// Starts the real `busbar` binary for the JavaScript SDK tests: a fresh data directory, a
+// Config.json in the emulator's format with the entities a test file asks for, and
+// `--listen 127.0.0.1:0`; the port comes from the broker's `listening on ADDR:PORT` line.
+"use strict";
+
+const { spawn } = require("node:child_process");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const readline = require("node:readline");
+
+const START_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 20_000;
+
+/**
+ * A Config.json for `queues` ({ name: properties }) and `topics`
+ * ({ name: { subscriptionName: { ...properties, Rules } } }); properties a test does not set keep
+ * the emulator's defaults (§9.4 of the wire reference).
+ */
+function emulatorConfig(queues, topics) {
+  const queueList = Object.entries(queues).map(([name, properties]) => ({
+    Name: name,
+    Properties: properties,
+  }));
+  const topicList = Object.entries(topics).map(([name, subscriptions]) => ({
+    Name: name,
+    Properties: {},
+    Subscriptions: Object.entries(subscriptions).map(([subscription, { Rules = [], ...properties }]) => ({
+      Name: subscription,
+      Properties: properties,
+      Rules,
+    })),
+  }));
+  return {
+    UserConfig: {
+      Namespaces: [{ Name: "sbemulatorns", Queues: queueList, Topics: topicList }],
+      Logging: { Type: "Console" },
+    },
+  };
+}
+
+/** A running broker: `connectionString` for the SDK, `stop()` to end it (asserts exit 0). */
+async function startBroker({ queues = {}, topics = {} } = {}) {
+  const binary = process.env.BUSBAR_BIN;
+  if (!binary) {
+    throw new Error("BUSBAR_BIN must name the busbar binary (tests/js_sdk.rs sets it)");
+  }
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), "busbar-js-"));
+  const configFile = path.join(directory, "Config.json");
+  fs.writeFileSync(configFile, JSON.stringify(emulatorConfig(queues, topics), null, 2));
+  const child = spawn(
+    binary,
+    ["--config", configFile, "--data-dir", path.join(directory, "data"), "--listen", "127.0.0.1:0"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const address = await listeningAddress(child);
+  return {
+    connectionString:
+      `Endpoint=sb://${address};SharedAccessKeyName=RootManageSharedAccessKey;` +
+      "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;",
+    stop: () => stopBroker(child, directory),
+  };
+}
+
+function listeningAddress(child) {
+  return new Promise((resolve, reject) => {
+    const lines = readline.createInterface({ input: child.stdout });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`busbar did not print "listening on" within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    lines.on("line", (line) => {
+      const found = /listening on (\S+)/.exec(line);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[1]);
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`busbar exited with ${code} before listening`));
+    });
+  });
+}
+
+function stopBroker(child, directory) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`busbar did not exit within ${STOP_TIMEOUT_MS} ms of SIGTERM`));
+    }, STOP_TIMEOUT_MS);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      fs.rmSync(directory, { recursive: true, force: true });
+      if (code === 0) {
+        resolve();
+      } else {
+        reject(new Error(`busbar exited with code ${code}, signal ${signal}`));
+      }
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+module.exports = { startBroker };
