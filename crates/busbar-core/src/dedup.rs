@@ -48,6 +48,14 @@ impl DuplicateWindow {
         }
     }
 
+    /// Forgets `id` if it was last remembered at `at` (an enqueue that never happened).
+    pub(crate) fn forget(&mut self, id: &Bytes, at: Timestamp) {
+        // The entry in `order` stays; `forget_expired` skips entries whose time no longer matches.
+        if self.seen.get(id) == Some(&at) {
+            self.seen.remove(id);
+        }
+    }
+
     /// Drops ids whose window has passed.
     pub(crate) fn forget_expired(&mut self, now: Timestamp) {
         let Some(window) = self.window else { return };
@@ -107,6 +115,21 @@ mod tests {
         window.remember(id("a"), Timestamp(1_000));
         window.forget_expired(Timestamp(1_500));
         assert!(window.contains(&id("a"), Timestamp(1_500)));
+    }
+
+    #[test]
+    fn a_forgotten_id_is_no_duplicate() {
+        let mut window = DuplicateWindow::new(Some(Duration::from_secs(10)));
+        window.remember(id("a"), Timestamp(0));
+        window.forget(&id("a"), Timestamp(5));
+        assert!(
+            window.contains(&id("a"), Timestamp(6)),
+            "a later time forgets nothing"
+        );
+        window.forget(&id("a"), Timestamp(0));
+        assert!(!window.contains(&id("a"), Timestamp(6)));
+        window.forget_expired(Timestamp(20_000));
+        assert_eq!(window.len(), 0);
     }
 
     #[test]

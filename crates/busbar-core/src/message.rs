@@ -170,6 +170,11 @@ pub(crate) enum Stage {
     /// nothing until [`Entity::mark_durable`](crate::Entity::mark_durable) moves it on
     /// (`scheduled` says whether to the schedule index or the available one).
     Pending { scheduled: bool },
+    /// One copy of a send to several entities, its insert record handed to the caller instead
+    /// of queued: in no index, handed out by nothing (not even [`Entity::mark_durable`]) until
+    /// [`Entity::release_held`](crate::Entity::release_held) moves it on, or
+    /// [`Entity::discard_held`](crate::Entity::discard_held) drops it.
+    Held { scheduled: bool },
     /// Waiting in the schedule index for its enqueued time.
     Scheduled,
     /// In the available index, ready for receive.
@@ -188,10 +193,13 @@ impl Stage {
     /// The persisted state this stage reports (a lock is volatile and not a state of its own).
     pub(crate) fn message_state(self) -> MessageState {
         match self {
-            Stage::Scheduled | Stage::Pending { scheduled: true } => MessageState::Scheduled,
+            Stage::Scheduled
+            | Stage::Pending { scheduled: true }
+            | Stage::Held { scheduled: true } => MessageState::Scheduled,
             Stage::Deferred | Stage::Locked { deferred: true, .. } => MessageState::Deferred,
             Stage::Available
             | Stage::Pending { scheduled: false }
+            | Stage::Held { scheduled: false }
             | Stage::Locked {
                 deferred: false, ..
             } => MessageState::Active,

@@ -5,9 +5,9 @@
 mod common;
 
 use busbar_core::{
-    CoreError, DeadLetterInfo, Delivery, EnqueueOutcome, Entity, EntityConfig, LockToken,
-    MessageState, NewMessage, Outcome, Properties, ReceiveMode, SequenceNumber, SubQueue,
-    Timestamp,
+    CoreError, DeadLetterInfo, Delivery, EnqueueOutcome, Entity, EntityConfig, HeldCopies,
+    LockToken, MessageState, NewMessage, Outcome, Properties, ReceiveMode, SequenceNumber,
+    SubQueue, Timestamp,
 };
 use bytes::Bytes;
 use common::*;
@@ -64,6 +64,15 @@ enum Op {
     MarkDurable {
         lag: i64,
     },
+    /// One entity's part of a send to several entities: copies held, records kept aside.
+    Hold {
+        count: usize,
+        id: Option<u8>,
+    },
+    /// The oldest outstanding held part is stored and released, or discarded.
+    ResolveHeld {
+        stored: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -83,6 +92,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..5u32).prop_map(|max_delivery_count| Op::UpdateConfig { max_delivery_count }),
         1 => (any::<bool>(), 0..40i64, 0..10usize).prop_map(|(dead_letter, from, max)| Op::Peek { dead_letter, from, max }),
         4 => prop_oneof![Just(0i64), 0..4i64].prop_map(|lag| Op::MarkDurable { lag }),
+        2 => (1..3usize, proptest::option::of(0..6u8)).prop_map(|(count, id)| Op::Hold { count, id }),
+        2 => any::<bool>().prop_map(|stored| Op::ResolveHeld { stored }),
     ]
 }
 
@@ -104,8 +115,12 @@ struct Model {
     counts: BTreeMap<SequenceNumber, u32>,
     tokens: Vec<LockToken>,
     dead_letter_on_expiry: bool,
-    /// Inserts reported durable up to here: nothing above may be delivered or peeked.
+    /// Inserts reported durable up to here: nothing above may be delivered or peeked...
     durable: SequenceNumber,
+    /// ...except held copies released after their records were stored.
+    released: BTreeSet<SequenceNumber>,
+    /// Held parts not yet resolved, oldest first: their copies and insert records.
+    held: Vec<HeldCopies>,
 }
 
 impl Model {
@@ -120,6 +135,17 @@ impl Model {
         self.tokens[index]
     }
 
+    /// Whether a receive or peek may show the message: its insert is durable.
+    fn may_show(&self, sequence: SequenceNumber) -> bool {
+        sequence <= self.durable && !self.is_held(sequence) || self.released.contains(&sequence)
+    }
+
+    fn is_held(&self, sequence: SequenceNumber) -> bool {
+        self.held
+            .iter()
+            .any(|part| part.sequences().contains(&sequence))
+    }
+
     fn forget(&mut self, sequence: SequenceNumber) {
         assert!(
             self.live.remove(&sequence).is_some(),
@@ -130,7 +156,7 @@ impl Model {
 
     fn delivered(&mut self, delivery: &Delivery, mode_deletes: bool, now: Timestamp) {
         assert!(
-            delivery.sequence <= self.durable,
+            self.may_show(delivery.sequence),
             "message {} delivered before its insert was durable",
             delivery.sequence
         );
@@ -262,6 +288,8 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
         tokens: Vec::new(),
         dead_letter_on_expiry: config.dead_lettering_on_message_expiration,
         durable: SequenceNumber(0),
+        released: BTreeSet::new(),
+        held: Vec::new(),
     };
     let mut now = at(0);
     let mut restarts = 0u128;
@@ -391,6 +419,9 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 restarts += 1;
                 store.apply(entity.drain_records());
                 entity = store.restore_with_seed(config.clone(), SEED + restarts, now);
+                // Held parts never stored were never accepted; they end with the process (and
+                // their numbers may be used again).
+                model.held.clear();
                 // Replay marks everything the store kept durable.
                 model.durable = SequenceNumber(entity.high_water());
             }
@@ -423,18 +454,54 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                         .iter()
                         .all(|d| d.lock.is_none() && d.sequence.0 >= from)
                 );
-                assert!(peeked.iter().all(|d| d.sequence <= model.durable));
+                assert!(peeked.iter().all(|d| model.may_show(d.sequence)));
+            }
+            Op::Hold { count, id } => {
+                let messages = (0..count)
+                    .map(|i| NewMessage {
+                        payload: Bytes::from(format!("h{i}")),
+                        message_id: id.map(|id| Bytes::from(vec![id])),
+                        session_id: (i % 2 == 0).then(|| format!("s{}", i % 3)),
+                        ..NewMessage::default()
+                    })
+                    .collect();
+                let held = entity.hold(messages, now).unwrap();
+                assert_eq!(held.records.len(), held.sequences().len());
+                assert!(!entity.has_records(), "held inserts were queued");
+                model.held.push(held);
+            }
+            Op::ResolveHeld { stored } => {
+                if model.held.is_empty() {
+                    continue;
+                }
+                let held = model.held.remove(0);
+                let sequences = held.sequences();
+                if stored {
+                    store.apply(held.records);
+                    entity.release_held(&sequences);
+                    for sequence in sequences {
+                        let expiry = entity
+                            .snapshot()
+                            .messages
+                            .iter()
+                            .find(|(_, d)| d.sequence == sequence)
+                            .and_then(|(_, d)| d.expires_at);
+                        assert!(model.live.insert(sequence, expiry).is_none());
+                        model.released.insert(sequence);
+                    }
+                } else {
+                    entity.discard_held(&sequences);
+                }
             }
         }
         model.check(&entity, now);
         store.apply(entity.drain_records());
         let restored = store.restore(config.clone(), now);
         restored.check_invariants().unwrap();
-        assert_eq!(
-            restored.snapshot(),
-            entity.snapshot().without_locks(),
-            "replay differs"
-        );
+        let (restored, live) = (restored.snapshot(), entity.snapshot().without_locks());
+        assert_eq!(restored.messages, live.messages, "replay differs");
+        // Numbers of held copies are used but stored only once released.
+        assert!(restored.high_water <= live.high_water);
     }
 }
 

@@ -110,6 +110,33 @@ fn a_waiting_receiver_gets_a_session_that_receives_its_first_message() {
 }
 
 #[test]
+fn a_held_copy_opens_its_session_to_a_waiter_only_once_released() {
+    let mut entity = entity();
+    assert_eq!(
+        entity.accept_next(ReceiverId(1), at(10_000), at(0)),
+        Ok(AcceptNext::Waiting)
+    );
+    let held = entity
+        .hold(vec![in_session("hello", "new")], at(1_000))
+        .unwrap();
+    entity.mark_durable(SequenceNumber(i64::MAX), at(1_000));
+    assert_eq!(entity.poll_event(), None, "a held copy opened its session");
+    assert_eq!(
+        entity.hold(vec![busbar_core::NewMessage::default()], at(1_000)),
+        Err(SessionError::SessionIdRequired)
+    );
+    entity.release_held(&held.sequences(), at(2_000));
+    let Some(SessionEvent::Accepted(lock)) = entity.poll_event() else {
+        panic!("the waiter should have been served");
+    };
+    assert_eq!(
+        text(&receive(&mut entity, &lock, at(2_000)).unwrap()),
+        "hello"
+    );
+    entity.check_invariants().unwrap();
+}
+
+#[test]
 fn a_waiting_receiver_gets_a_session_another_releases() {
     let mut entity = entity();
     send(&mut entity, "m1", "s", at(0));

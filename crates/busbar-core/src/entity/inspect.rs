@@ -8,7 +8,8 @@ use crate::time::SequenceNumber;
 use std::collections::HashSet;
 
 /// Every stored message as a [`Delivery`] (lock included when held), in sequence order per
-/// sub-queue, plus the high-water mark. Two entities with equal snapshots behave alike.
+/// sub-queue, plus the high-water mark; held copies (see [`Entity::hold`]) are left out. Two
+/// entities with equal snapshots behave alike.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntitySnapshot {
     /// The highest sequence number ever assigned.
@@ -32,7 +33,12 @@ impl Entity {
     pub fn snapshot(&self) -> EntitySnapshot {
         let mut messages = Vec::with_capacity(self.main.len() + self.dead_letter.len());
         for queue in [SubQueue::Main, SubQueue::DeadLetter] {
-            for (sequence, message) in self.queue(queue).messages() {
+            // Held copies are not part of the entity yet: their inserts are not even stored.
+            let kept = self
+                .queue(queue)
+                .messages()
+                .filter(|(_, message)| !matches!(message.stage, Stage::Held { .. }));
+            for (sequence, message) in kept {
                 let lock = match message.stage {
                     Stage::Locked { slot, until, .. } => {
                         self.locks.token(slot).map(|token| DeliveryLock {

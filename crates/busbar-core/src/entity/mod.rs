@@ -1,6 +1,7 @@
 //! The entity: one queue or subscription with its dead-letter sub-queue — enqueue, receive, peek
 //! and scheduling; settlement, timers, replay and inspection live in the child modules.
 
+mod held;
 mod inspect;
 mod queue;
 mod restore;
@@ -9,6 +10,7 @@ mod session_index;
 mod settle;
 mod timers;
 
+pub use held::HeldCopies;
 pub use inspect::EntitySnapshot;
 pub use settle::Outcome;
 
@@ -169,19 +171,26 @@ impl Entity {
     pub fn mark_durable(&mut self, through: SequenceNumber) {
         for queue in [SubQueue::Main, SubQueue::DeadLetter] {
             while let Some(sequence) = self.queue_mut(queue).pop_pending_through(through) {
-                let scheduled = self
-                    .queue(queue)
-                    .get(sequence)
-                    .is_some_and(|message| message.stage == Stage::Pending { scheduled: true });
-                let stage = if scheduled {
-                    // An activation time already past fires at the next timer run.
-                    Stage::Scheduled
-                } else {
-                    Stage::Available
-                };
-                self.queue_mut(queue).set_stage(sequence, stage);
+                self.reveal(queue, sequence);
             }
         }
+    }
+
+    /// Moves a message that nothing could see yet (pending or held) on to where its stage says.
+    fn reveal(&mut self, queue: SubQueue, sequence: SequenceNumber) {
+        let scheduled = self.queue(queue).get(sequence).is_some_and(|message| {
+            matches!(
+                message.stage,
+                Stage::Pending { scheduled: true } | Stage::Held { scheduled: true }
+            )
+        });
+        let stage = if scheduled {
+            // An activation time already past fires at the next timer run.
+            Stage::Scheduled
+        } else {
+            Stage::Available
+        };
+        self.queue_mut(queue).set_stage(sequence, stage);
     }
 
     /// Hands out the available message with the lowest sequence number, if any: locked under a
@@ -378,12 +387,12 @@ fn persisted_state(queue: SubQueue, message: &StoredMessage) -> PersistedState {
     }
 }
 
-/// Whether peek shows a message: locked ones always (they stay settle-able), pending ones (not
-/// yet durable) never, others until they expire.
+/// Whether peek shows a message: locked ones always (they stay settle-able), pending and held
+/// ones (not yet durable) never, others until they expire.
 fn is_visible_to_peek(queue: SubQueue, message: &StoredMessage, now: Timestamp) -> bool {
     match message.stage {
         Stage::Locked { .. } => true,
-        Stage::Pending { .. } => false,
+        Stage::Pending { .. } | Stage::Held { .. } => false,
         _ => !is_expired(queue, message, now),
     }
 }

@@ -240,7 +240,7 @@ impl IndexKeys {
             Stage::Available => (Some(sequence), None, expires_at),
             Stage::Deferred => (None, None, expires_at),
             Stage::Scheduled => (None, Some(message.body.enqueued_time()), None),
-            Stage::Locked { .. } | Stage::Pending { .. } => (None, None, None),
+            Stage::Locked { .. } | Stage::Pending { .. } | Stage::Held { .. } => (None, None, None),
         };
         IndexKeys {
             available,

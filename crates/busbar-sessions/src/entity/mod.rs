@@ -12,8 +12,8 @@ use crate::error::SessionError;
 use crate::id::{ReceiverId, SessionId, check_session_message};
 use crate::record::{StateRecord, StoredState};
 use busbar_core::{
-    CoreError, Delivery, EnqueueOutcome, Entity, LockToken, NewMessage, Outcome, ReceiveMode,
-    SequenceNumber, Timestamp,
+    CoreError, Delivery, EnqueueOutcome, Entity, HeldCopies, LockToken, NewMessage, Outcome,
+    ReceiveMode, SequenceNumber, Timestamp,
 };
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -180,6 +180,29 @@ impl SessionEntity {
     /// become receivable, and waiting receivers get the sessions that become available.
     pub fn mark_durable(&mut self, through: SequenceNumber, now: Timestamp) {
         self.core.mark_durable(through);
+        self.hand_out_sessions(now);
+    }
+
+    /// Holds this entity's part of a send to several entities ([`Entity::hold`]), all or
+    /// nothing: every message needs a valid session id. Held copies open no session until
+    /// [`release_held`](Self::release_held).
+    pub fn hold(
+        &mut self,
+        messages: Vec<NewMessage>,
+        now: Timestamp,
+    ) -> Result<HeldCopies, SessionError> {
+        for message in &messages {
+            check_session_message(message)?;
+        }
+        self.handle_timeout(now);
+        Ok(self.core.hold(messages, now)?)
+    }
+
+    /// Releases held copies once durable ([`Entity::release_held`]); waiting receivers get the
+    /// sessions that become available. (Discarding needs no session rule:
+    /// [`Entity::discard_held`] through [`core_mut`](Self::core_mut).)
+    pub fn release_held(&mut self, sequences: &[SequenceNumber], now: Timestamp) {
+        self.core.release_held(sequences);
         self.hand_out_sessions(now);
     }
 
