@@ -146,6 +146,17 @@ impl Model {
             .any(|part| part.sequences().contains(&sequence))
     }
 
+    /// A message the entity took: live from now on, with its expiry.
+    fn accepted(&mut self, entity: &Entity, sequence: SequenceNumber) {
+        let expiry = entity
+            .snapshot()
+            .messages
+            .iter()
+            .find(|(_, d)| d.sequence == sequence)
+            .and_then(|(_, d)| d.expires_at);
+        assert!(self.live.insert(sequence, expiry).is_none());
+    }
+
     fn forget(&mut self, sequence: SequenceNumber) {
         assert!(
             self.live.remove(&sequence).is_some(),
@@ -315,13 +326,7 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 let outcomes = entity.enqueue(messages, now).unwrap();
                 for outcome in outcomes {
                     if let EnqueueOutcome::Enqueued(sequence) = outcome {
-                        let expiry = entity
-                            .snapshot()
-                            .messages
-                            .iter()
-                            .find(|(_, d)| d.sequence == sequence)
-                            .and_then(|(_, d)| d.expires_at);
-                        assert!(model.live.insert(sequence, expiry).is_none());
+                        model.accepted(&entity, sequence);
                     }
                 }
             }
@@ -480,13 +485,7 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                     store.apply(held.records);
                     entity.release_held(&sequences);
                     for sequence in sequences {
-                        let expiry = entity
-                            .snapshot()
-                            .messages
-                            .iter()
-                            .find(|(_, d)| d.sequence == sequence)
-                            .and_then(|(_, d)| d.expires_at);
-                        assert!(model.live.insert(sequence, expiry).is_none());
+                        model.accepted(&entity, sequence);
                         model.released.insert(sequence);
                     }
                 } else {
