@@ -39,10 +39,12 @@ struct BenchOptions {
     peer_rabbitmq: bool,
     storages: Storages,
     out: Option<PathBuf>,
+    /// Passed to `busbar-bench run --only`: scenario name words, comma-separated.
+    only: Option<String>,
 }
 
 const USAGE: &str = "usage: cargo xtask bench [--quick] [--peer rabbitmq] \
-                     [--storage memory|file|both|none] [--out DIR]";
+                     [--storage memory|file|both|none] [--only WORD,…] [--out DIR]";
 
 fn parse(args: &[String]) -> Result<BenchOptions, String> {
     let mut options = BenchOptions {
@@ -50,6 +52,7 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
         peer_rabbitmq: false,
         storages: Storages::Both,
         out: None,
+        only: None,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -74,6 +77,7 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
                 }
             }
             "--out" => options.out = Some(PathBuf::from(value()?)),
+            "--only" => options.only = Some(value()?),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
@@ -113,6 +117,7 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
     let tool = Tool {
         path: target.join("release/busbar-bench"),
         quick: options.quick,
+        only: options.only.clone(),
     };
     let mut ours = Vec::new();
     let storages: &[&str] = match options.storages {
@@ -157,6 +162,7 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
 struct Tool {
     path: PathBuf,
     quick: bool,
+    only: Option<String>,
 }
 
 impl Tool {
@@ -176,7 +182,8 @@ impl Tool {
         String::from_utf8(output.stdout).map_err(|_| "busbar-bench printed non-UTF-8".to_owned())
     }
 
-    /// Runs the scenarios; the table goes to our standard output as it is printed.
+    /// Runs the scenarios (the topic fan-out ones only if the broker has `busbar-config`'s
+    /// topics); the table goes to our standard output as it is printed.
     fn run(
         &self,
         url: &str,
@@ -184,6 +191,7 @@ impl Tool {
         label: &str,
         pid: u32,
         report: &Path,
+        topics: bool,
     ) -> Result<(), String> {
         let pid = pid.to_string();
         let report_path = report.display().to_string();
@@ -202,6 +210,12 @@ impl Tool {
         ];
         if self.quick {
             args.push("--quick");
+        }
+        if let Some(only) = &self.only {
+            args.extend(["--only", only]);
+        }
+        if !topics {
+            args.push("--no-topics");
         }
         eprintln!("$ busbar-bench {}", args.join(" "));
         print!("{}", self.output(&args)?);
@@ -295,7 +309,7 @@ fn run_busbar(
     })?;
     let url = format!("amqp://{BUSBAR_CREDENTIALS}@{address}");
     let label = format!("busbar-{storage}");
-    tool.run(&url, "bench-{n}", &label, broker.child.id(), report)
+    tool.run(&url, "bench-{n}", &label, broker.child.id(), report, true)
 }
 
 /// Reads the broker's standard output up to `listening on ADDR`, then keeps draining it on a
@@ -518,7 +532,9 @@ fn run_rabbitmq(tool: &Tool, scratch: &Path, out: &Path) -> Result<Vec<PathBuf>,
             }
             let report = out.join(format!("rabbitmq-{kind}.json"));
             let address = format!("{address_prefix}{kind}-bench-{{n}}");
-            tool.run(&url, &address, &format!("rabbitmq-{kind}"), pid, &report)?;
+            // RabbitMQ has no Service Bus topics: the fan-out scenarios are Busbar's only.
+            let label = format!("rabbitmq-{kind}");
+            tool.run(&url, &address, &label, pid, &report, false)?;
             reports.push(report);
         }
         Ok(reports)
@@ -554,12 +570,13 @@ mod tests {
     #[test]
     fn flags() {
         assert_eq!(
-            parse_words("--quick --peer rabbitmq --storage file --out /tmp/x"),
+            parse_words("--quick --peer rabbitmq --storage file --only fan-out --out /tmp/x"),
             Ok(BenchOptions {
                 quick: true,
                 peer_rabbitmq: true,
                 storages: Storages::File,
                 out: Some(PathBuf::from("/tmp/x")),
+                only: Some("fan-out".to_owned()),
             })
         );
         assert_eq!(parse_words("").map(|o| o.storages), Ok(Storages::Both));

@@ -10,7 +10,8 @@ Usage:
   busbar-bench run --url amqp://USER:PASS@127.0.0.1:PORT [OPTIONS]
   busbar-bench compare --ours A.json[,B.json] --peer C.json[,D.json]
   busbar-bench queue-names        the queues `run` uses, one per line (to declare on a peer)
-  busbar-bench busbar-config      a Busbar Config.json declaring those queues
+  busbar-bench busbar-config      a Busbar Config.json declaring those queues and the fan-out
+                                  topics fanout-1, fanout-10, fanout-100
 
 Runs load scenarios against an AMQP 1.0 broker over loopback and prints msg/s, MB/s, latency
 percentiles (p50/p99/p99.9) and the broker's CPU time per message and RSS.
@@ -24,6 +25,8 @@ Options of `run`:
   --quick                short scenarios (about 2 s each) instead of the full run
   --only <A,B>           run only the scenarios whose name contains one of these words
                          (the receive scenarios take what this run's sends left)
+  --no-topics            skip the topic fan-out scenarios (for brokers without the fanout-N
+                         topics of `busbar-config`, such as RabbitMQ)
   --json <FILE>          also write the results as JSON";
 
 /// What the command line asks for.
@@ -71,6 +74,8 @@ pub(crate) struct RunOptions {
     pub(crate) profile: Profile,
     /// Scenario name filters (empty: all).
     pub(crate) only: Vec<String>,
+    /// Whether the broker serves the fan-out topics (`--no-topics` says it does not).
+    pub(crate) topics: bool,
     /// Where to write the JSON report.
     pub(crate) json: Option<PathBuf>,
 }
@@ -106,6 +111,7 @@ fn parse_run(args: &[String]) -> Result<RunOptions, BenchError> {
         broker_pid: None,
         profile: Profile::Full,
         only: Vec::new(),
+        topics: true,
         json: None,
     };
     let mut flags = Flags::new(args);
@@ -123,6 +129,7 @@ fn parse_run(args: &[String]) -> Result<RunOptions, BenchError> {
             }
             "--quick" => options.profile = Profile::Quick,
             "--only" => options.only = split_list(&flags.value("--only")?),
+            "--no-topics" => options.topics = false,
             "--json" => options.json = Some(PathBuf::from(flags.value("--json")?)),
             other => return Err(usage(format!("unknown argument {other:?}"))),
         }
@@ -219,7 +226,7 @@ mod tests {
     fn run_with_every_flag() {
         let command = parse_words(
             "run --url amqp://u:p@127.0.0.1:5672 --address=/amq/queue/quorum-{n} --label rabbit \
-             --broker-pid 42 --quick --only send,fan --json out.json",
+             --broker-pid 42 --quick --only send,fan --no-topics --json out.json",
         )
         .unwrap();
         assert_eq!(
@@ -231,6 +238,7 @@ mod tests {
                 broker_pid: Some(42),
                 profile: Profile::Quick,
                 only: vec!["send".into(), "fan".into()],
+                topics: false,
                 json: Some(PathBuf::from("out.json")),
             })
         );
@@ -244,6 +252,7 @@ mod tests {
         assert_eq!(options.address_template, "bench-{n}");
         assert_eq!(options.profile, Profile::Full);
         assert_eq!(options.broker_pid, None);
+        assert!(options.topics);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::link::receiver::CreditMode;
 use fe2o3_amqp::session::SessionHandle;
 use fe2o3_amqp::types::definitions::{ReceiverSettleMode, SenderSettleMode};
-use fe2o3_amqp::types::messaging::{Body, Header, Message, Outcome};
+use fe2o3_amqp::types::messaging::{ApplicationProperties, Body, Header, Message, Outcome};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 use hdrhistogram::Histogram;
@@ -193,13 +193,26 @@ impl Client {
     }
 }
 
-/// A message whose body is `size` bytes, the first [`STAMP_BYTES`] holding the send time.
-/// Marked durable so that a broker which honours the flag (RabbitMQ) persists it as Busbar does.
-fn stamped_message(size: usize) -> Message<fe2o3_amqp::types::messaging::Data> {
-    let mut body = vec![0x5a; size.max(STAMP_BYTES)];
+/// What a producer sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Payload {
+    /// Body size in bytes.
+    pub(crate) body_bytes: usize,
+    /// An application property (name, string value) for topic subscriptions to filter on.
+    pub(crate) property: Option<(&'static str, &'static str)>,
+}
+
+/// A message of `payload`, its body's first [`STAMP_BYTES`] holding the send time. Marked
+/// durable so that a broker which honours the flag (RabbitMQ) persists it as Busbar does.
+fn stamped_message(payload: Payload) -> Message<fe2o3_amqp::types::messaging::Data> {
+    let mut body = vec![0x5a; payload.body_bytes.max(STAMP_BYTES)];
     body[..STAMP_BYTES].copy_from_slice(&now_micros().to_le_bytes());
+    let properties = payload
+        .property
+        .map(|(name, value)| ApplicationProperties::builder().insert(name, value).build());
     Message::builder()
         .header(Header::builder().durable(true).build())
+        .application_properties(properties)
         .data(Binary::from(body))
         .build()
 }
@@ -214,11 +227,12 @@ fn stamp_of(body: &Body<Value>) -> Option<u64> {
     Some(u64::from_le_bytes(stamp))
 }
 
-/// Sends up to `limit` messages until `until`, keeping `in_flight` unsettled; latency is send to
-/// outcome. The broker settles a link's deliveries in order, so outcomes are awaited oldest first.
+/// Sends up to `limit` messages of `payload` until `until`, keeping `in_flight` unsettled;
+/// latency is send to outcome. The broker settles a link's deliveries in order, so outcomes are
+/// awaited oldest first.
 pub(crate) async fn send_loop(
     sender: &mut Sender,
-    body_size: usize,
+    payload: Payload,
     in_flight: usize,
     limit: u64,
     until: Instant,
@@ -231,7 +245,7 @@ pub(crate) async fn send_loop(
             settle_oldest(&mut pending, &mut tally).await?;
         }
         let started = now_micros();
-        let outcome = step("send", sender.send_batchable(stamped_message(body_size))).await?;
+        let outcome = step("send", sender.send_batchable(stamped_message(payload))).await?;
         pending.push_back((started, outcome));
         sent += 1;
     }

@@ -4,6 +4,7 @@
 
 mod args;
 mod client;
+mod entities;
 mod error;
 mod probe;
 mod report;
@@ -25,12 +26,12 @@ fn main() -> ExitCode {
         }
         Command::QueueNames => {
             for queue in 0..scenario::QUEUE_COUNT {
-                println!("{}", queue_name(queue));
+                println!("{}", entities::queue_name(queue));
             }
             Ok(())
         }
         Command::BusbarConfig => {
-            println!("{}", busbar_config());
+            println!("{}", entities::busbar_config());
             Ok(())
         }
         Command::Run(options) => run(options),
@@ -47,40 +48,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The name of queue `n` (the default `--address` template).
-fn queue_name(queue: usize) -> String {
-    format!("bench-{queue}")
-}
-
-/// A Busbar `Config.json` (emulator format) with the queues the scenarios use.
-fn busbar_config() -> String {
-    let queues: Vec<serde_json::Value> = (0..scenario::QUEUE_COUNT)
-        .map(|queue| {
-            serde_json::json!({
-                "Name": queue_name(queue),
-                "Properties": {
-                    "DeadLetteringOnMessageExpiration": false,
-                    "DefaultMessageTimeToLive": "PT1H",
-                    "DuplicateDetectionHistoryTimeWindow": "PT20S",
-                    "ForwardDeadLetteredMessagesTo": "",
-                    "ForwardTo": "",
-                    "LockDuration": "PT1M",
-                    "MaxDeliveryCount": 10,
-                    "RequiresDuplicateDetection": false,
-                    "RequiresSession": false
-                }
-            })
-        })
-        .collect();
-    let config = serde_json::json!({
-        "UserConfig": {
-            "Namespaces": [{ "Name": "sbemulatorns", "Queues": queues, "Topics": [] }],
-            "Logging": { "Type": "Console" }
-        }
-    });
-    serde_json::to_string_pretty(&config).unwrap_or_default()
 }
 
 fn run(options: RunOptions) -> Result<(), BenchError> {

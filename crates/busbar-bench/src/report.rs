@@ -64,6 +64,10 @@ pub(crate) struct ScenarioResult {
     pub(crate) latency: LatencySummary,
     /// Sends the broker did not accept.
     pub(crate) not_accepted: u64,
+    /// Copies stored in subscriptions (topic fan-out scenarios: accepted sends × the
+    /// subscriptions that select them); `None` for queue scenarios.
+    #[serde(default)]
+    pub(crate) copies: Option<u64>,
     /// The broker's CPU and memory, when its process id was given.
     pub(crate) broker: Option<BrokerUsage>,
 }
@@ -77,6 +81,12 @@ impl ScenarioResult {
     /// Body megabytes (10^6 bytes) per second.
     pub(crate) fn megabytes_per_second(&self) -> f64 {
         self.messages_per_second() * self.body_bytes as f64 / 1e6
+    }
+
+    /// Copies stored per second, for fan-out scenarios.
+    pub(crate) fn copies_per_second(&self) -> Option<f64> {
+        self.copies
+            .map(|copies| ratio(copies as f64, self.elapsed_secs))
     }
 }
 
@@ -121,9 +131,9 @@ pub(crate) fn format_rate(rate: f64) -> String {
 /// The Markdown table of one run.
 pub(crate) fn run_table(report: &Report) -> String {
     let mut out = format!(
-        "### {} ({:?})\n\n| scenario | msg/s | MB/s | p50 | p99 | p99.9 | latency of | \
-         broker CPU µs/msg | broker RSS MiB | RSS growth B/msg |\n\
-         |---|--:|--:|--:|--:|--:|---|--:|--:|--:|\n",
+        "### {} ({:?})\n\n| scenario | msg/s | MB/s | copies stored/s | p50 | p99 | p99.9 | \
+         latency of | broker CPU µs/msg | broker RSS MiB | RSS growth B/msg |\n\
+         |---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|\n",
         report.label, report.profile
     );
     for scenario in &report.scenarios {
@@ -142,9 +152,10 @@ pub(crate) fn run_table(report: &Report) -> String {
             0 => String::new(),
             count => format!(" ({count} not accepted)"),
         };
+        let copies = scenario.copies_per_second().map_or("-".into(), format_rate);
         let _ = writeln!(
             out,
-            "| {}{refused} | {} | {:.2} | {} | {} | {} | {} | {cpu} | {rss} | {growth} |",
+            "| {}{refused} | {} | {:.2} | {copies} | {} | {} | {} | {} | {cpu} | {rss} | {growth} |",
             scenario.name,
             format_rate(scenario.messages_per_second()),
             scenario.megabytes_per_second(),
@@ -180,11 +191,15 @@ pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
         rule.push_str("--:|");
     }
     let mut out = format!("{header}\n{rule}\n");
-    let names = ours
-        .first()
-        .map(|first| &first.scenarios[..])
-        .unwrap_or(&[]);
-    for name in names.iter().map(|scenario| &scenario.name) {
+    // Every scenario any run has, in the order first met: a row only one side ran (the
+    // Busbar-only fan-out scenarios) shows "-" for the others.
+    let mut names: Vec<&String> = Vec::new();
+    for scenario in runs.iter().flat_map(|run| &run.scenarios) {
+        if !names.contains(&&scenario.name) {
+            names.push(&scenario.name);
+        }
+    }
+    for name in names {
         let find = |run: &Report| run.scenarios.iter().find(|s| &s.name == name).cloned();
         let _ = write!(out, "| {name} |");
         for run in &runs {
@@ -240,6 +255,7 @@ mod tests {
                 max_us: 3_000_000,
             },
             not_accepted: 0,
+            copies: None,
             broker: Some(BrokerUsage {
                 cpu_us_per_message: 12.34,
                 rss_bytes: 64 * 1_048_576,
@@ -286,19 +302,26 @@ mod tests {
         let mut refused = scenario("send-4k", 0, 0.0);
         refused.not_accepted = 3;
         refused.broker = None;
+        let mut fan_out = scenario("fan-out-10", 2_000, 2.0);
+        fan_out.copies = Some(10_000);
         let table = run_table(&report(
             "busbar-memory",
-            vec![scenario("send-128b", 200, 0.5), refused],
+            vec![scenario("send-128b", 200, 0.5), refused, fan_out],
         ));
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines[0], "### busbar-memory (Quick)");
         assert_eq!(
             lines[4],
-            "| send-128b | 400 | 0.05 | 850 µs | 1.50 ms | 2.50 s | send→accepted | 12.3 | 64 | 128 |"
+            "| send-128b | 400 | 0.05 | - | 850 µs | 1.50 ms | 2.50 s | send→accepted | 12.3 | 64 | 128 |"
         );
         assert_eq!(
             lines[5],
-            "| send-4k (3 not accepted) | 0 | 0.00 | 850 µs | 1.50 ms | 2.50 s | send→accepted | - | - | - |"
+            "| send-4k (3 not accepted) | 0 | 0.00 | - | 850 µs | 1.50 ms | 2.50 s | send→accepted | - | - | - |"
+        );
+        assert!(
+            lines[6].starts_with("| fan-out-10 | 1 000 | 0.13 | 5 000 | 850 µs |"),
+            "{}",
+            lines[6]
         );
     }
 
@@ -308,13 +331,25 @@ mod tests {
             "busbar",
             vec![scenario("a", 300, 1.0), scenario("b", 10, 1.0)],
         )];
-        let peers = [report("rabbit", vec![scenario("a", 100, 1.0)])];
+        let peers = [report(
+            "rabbit",
+            vec![scenario("a", 100, 1.0), scenario("c", 50, 1.0)],
+        )];
         let table = comparison_table(&ours, &peers);
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[0].ends_with("| busbar / rabbit |"), "{}", lines[0]);
         assert!(lines[2].starts_with("| a | 300 | 850 µs / 1.50 ms | 12.3 | 100 |"));
         assert!(lines[2].ends_with("| 3.00× |"), "{}", lines[2]);
+        // Rows only one side ran: ours only, then the peer's only.
+        assert!(lines[3].starts_with("| b | 10 |"), "{}", lines[3]);
         assert!(lines[3].ends_with("| - | - | - | - |"), "{}", lines[3]);
+        assert!(
+            lines[4].starts_with("| c | - | - | - | 50 |"),
+            "{}",
+            lines[4]
+        );
+        assert!(lines[4].ends_with("| - |"), "{}", lines[4]);
+        assert_eq!(lines.len(), 5);
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::args::{Profile, RunOptions};
-use crate::client::{self, Client, QueueProgress, ReceiveLatency, ReceiveMode, Tally};
+use crate::client::{self, Client, Payload, QueueProgress, ReceiveLatency, ReceiveMode, Tally};
+use crate::entities::{self, ROUTE_PROPERTY};
 use crate::error::BenchError;
 use crate::probe::{BrokerProbe, ProcessSample};
 use crate::report::{BrokerUsage, LatencySummary, Report, ScenarioResult};
@@ -34,7 +35,18 @@ pub(crate) enum Shape {
         /// Body size of the messages the earlier scenario sent there.
         body_bytes: usize,
     },
+    /// One producer sends to the fan-out topic with `subscriptions` subscriptions, half of
+    /// which take a copy (Busbar only: a peer has no such topics). Latency is send→accepted.
+    FanOut {
+        /// Its subscriptions (one of [`entities::FANOUT_SUBSCRIPTIONS`]).
+        subscriptions: usize,
+        /// Unsettled sends the producer keeps.
+        in_flight: usize,
+    },
 }
+
+/// Body size of the fan-out scenarios' messages.
+const FANOUT_BODY_BYTES: usize = 128;
 
 /// Producers and consumers on each of `queues`. Without consumers, latency is
 /// send→accepted; with them, send→received.
@@ -157,7 +169,20 @@ pub(crate) fn plan(profile: Profile) -> Vec<Scenario> {
         messages: backlog,
         duration: Duration::from_secs(if full { 300 } else { 20 }),
     });
+    // Last, so the earlier rows run as before. Caps keep each run at about 1M stored copies.
+    plan.extend([
+        scenario("topic fan-out 1 subscription 128B", fan_out(1), 300_000),
+        scenario("topic fan-out 10 subscriptions 128B", fan_out(10), 200_000),
+        scenario("topic fan-out 100 subscriptions 128B", fan_out(100), 20_000),
+    ]);
     plan
+}
+
+fn fan_out(subscriptions: usize) -> Shape {
+    Shape::FanOut {
+        subscriptions,
+        in_flight: 1000,
+    }
 }
 
 /// Runs the plan against one broker.
@@ -194,7 +219,8 @@ impl Runner {
                     .only
                     .iter()
                     .any(|w| scenario.name.contains(w.as_str()));
-            if !wanted {
+            let served = self.options.topics || !matches!(scenario.shape, Shape::FanOut { .. });
+            if !wanted || !served {
                 continue;
             }
             eprintln!("[{}] {} …", self.options.label, scenario.name);
@@ -238,6 +264,19 @@ impl Runner {
                 let measured = self.drain(scenario, *queue, *mode).await?;
                 (measured, *body_bytes as u64, "wait+settle")
             }
+            Shape::FanOut {
+                subscriptions,
+                in_flight,
+            } => {
+                let measured = self.fan_out(scenario, *subscriptions, *in_flight).await?;
+                (measured, FANOUT_BODY_BYTES as u64, "send→accepted")
+            }
+        };
+        let copies = match scenario.shape {
+            Shape::FanOut { subscriptions, .. } => {
+                Some(measured.tally.completed * entities::copies_per_message(subscriptions) as u64)
+            }
+            _ => None,
         };
         Ok(ScenarioResult {
             name: scenario.name.to_owned(),
@@ -247,6 +286,7 @@ impl Runner {
             elapsed_secs: measured.elapsed.as_secs_f64(),
             latency: LatencySummary::from_histogram(&measured.tally.latencies),
             not_accepted: measured.tally.not_accepted,
+            copies,
             broker: measured.broker,
         })
     }
@@ -301,13 +341,16 @@ impl Runner {
                 Ok::<_, BenchError>(tally)
             }));
         }
-        let (body_bytes, in_flight) = (flow.body_bytes, flow.in_flight);
+        let payload = Payload {
+            body_bytes: flow.body_bytes,
+            property: None,
+        };
+        let in_flight = flow.in_flight;
         let mut producer_tasks = Vec::new();
         for (queue, client, mut sender, progress) in senders {
             producer_tasks.push(tokio::spawn(async move {
                 let tally =
-                    client::send_loop(&mut sender, body_bytes, in_flight, per_producer, until)
-                        .await;
+                    client::send_loop(&mut sender, payload, in_flight, per_producer, until).await;
                 // On failure the consumers stop at their deadline; the error ends the run.
                 progress.producer_finished(tally.as_ref().map_or(0, |tally| tally.completed));
                 close_client(sender, client).await;
@@ -382,6 +425,41 @@ impl Runner {
     }
 }
 
+impl Runner {
+    /// One producer on the topic with `subscriptions` subscriptions; what it stores stays there.
+    async fn fan_out(
+        &mut self,
+        scenario: &Scenario,
+        subscriptions: usize,
+        in_flight: usize,
+    ) -> Result<Measured, BenchError> {
+        let topic = entities::topic_name(subscriptions);
+        let mut client = Client::connect(&self.options.url, format!("p{topic}")).await?;
+        let mut sender = client.sender(&topic).await?;
+        let payload = Payload {
+            body_bytes: FANOUT_BODY_BYTES,
+            property: Some(ROUTE_PROPERTY),
+        };
+        let before = self.probe.and_then(|probe| probe.sample());
+        let started = Instant::now();
+        let tally = client::send_loop(
+            &mut sender,
+            payload,
+            in_flight,
+            scenario.messages,
+            started + scenario.duration,
+        )
+        .await?;
+        let after = self.probe.and_then(|probe| probe.sample());
+        close_client(sender, client).await;
+        Ok(Measured {
+            broker: usage(before, after, tally.completed),
+            elapsed: tally.finished.saturating_duration_since(started),
+            tally,
+        })
+    }
+}
+
 fn usage(
     before: Option<ProcessSample>,
     after: Option<ProcessSample>,
@@ -420,9 +498,10 @@ async fn close_client<L>(link: L, client: Client) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entities::FANOUT_SUBSCRIPTIONS;
 
     #[test]
-    fn plans_fit_the_queues_and_drain_what_was_sent() {
+    fn plans_fit_the_entities_and_drain_what_was_sent() {
         for profile in [Profile::Quick, Profile::Full] {
             let plan = plan(profile);
             let mut filled = [false; QUEUE_COUNT];
@@ -435,10 +514,25 @@ mod tests {
                         }
                     }
                     Shape::Drain { queue, .. } => assert!(filled[*queue], "{}", scenario.name),
+                    Shape::FanOut { subscriptions, .. } => {
+                        assert!(
+                            FANOUT_SUBSCRIPTIONS.contains(subscriptions),
+                            "{}",
+                            scenario.name
+                        );
+                    }
                 }
             }
+            let fan_outs: Vec<usize> = plan
+                .iter()
+                .filter_map(|scenario| match scenario.shape {
+                    Shape::FanOut { subscriptions, .. } => Some(subscriptions),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(fan_outs, FANOUT_SUBSCRIPTIONS);
         }
-        assert_eq!(plan(Profile::Quick).len(), 9);
-        assert_eq!(plan(Profile::Full).len(), 11);
+        assert_eq!(plan(Profile::Quick).len(), 12);
+        assert_eq!(plan(Profile::Full).len(), 14);
     }
 }
