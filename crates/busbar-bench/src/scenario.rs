@@ -423,9 +423,7 @@ impl Runner {
             elapsed,
         })
     }
-}
 
-impl Runner {
     /// One producer on the topic with `subscriptions` subscriptions; what it stores stays there.
     async fn fan_out(
         &mut self,
