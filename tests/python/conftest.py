@@ -134,6 +134,8 @@ TOPIC_RULE_TOPICS = [
         [("doubled", {}, [_sql_rule("double", "1=1", "SET quantity = quantity * 2; SET sys.Label = 'doubled'")])],
     ),
     _topic("t-dlq", [("s", {}, [])]),
+    # `color > 5` cannot be evaluated when color is a string: that copy is dead-lettered.
+    _topic("t-filter-error", [("typed", {}, [_sql_rule("numeric", "color > 5")]), ("all", {}, [])]),
     _topic("t-forward", [("fwd", {"ForwardTo": "q-from-topic"}, [])]),
     _topic("t-restart", [("kept", {}, [_sql_rule("keep", "keep = TRUE")])]),
 ]

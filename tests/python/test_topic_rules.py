@@ -1,6 +1,7 @@
 """Topic rules end to end: SQL and correlation filters select, a rule action edits the
-subscription's copy, subscriptions have a dead-letter queue, forward to a queue, and keep their
-messages across a restart (topics and rules are declared in conftest.TOPIC_RULE_TOPICS)."""
+subscription's copy, subscriptions have a dead-letter queue (where a copy whose filter fails to
+evaluate goes), forward to a queue, and keep their messages across a restart (topics and rules
+are declared in conftest.TOPIC_RULE_TOPICS)."""
 
 from azure.servicebus import (
     ServiceBusClient,
@@ -74,6 +75,21 @@ def test_a_subscription_has_a_dead_letter_queue(client):
     (dead,) = receive_all(client, "t-dlq", "s", 1, sub_queue=ServiceBusSubQueue.DEAD_LETTER)
     assert body_text(dead) == "poison"
     assert dead.dead_letter_reason == "Poison"
+
+
+def test_a_copy_whose_filter_fails_to_evaluate_is_dead_lettered_with_its_reason(client):
+    send(client, "t-filter-error", [ServiceBusMessage("unreadable", application_properties={"color": "red"})])
+    (dead,) = receive_all(client, "t-filter-error", "typed", 1, sub_queue=ServiceBusSubQueue.DEAD_LETTER)
+    assert body_text(dead) == "unreadable"
+    assert dead.dead_letter_reason == "FilterException"
+    assert dead.dead_letter_error_description == (
+        "rule 'numeric': operator '>' cannot be applied to operands of type 'string' and 'long'"
+    )
+    assert user_properties(dead)["color"] == "red"
+    # The subscription itself holds nothing; the other subscription got its copy as usual.
+    with client.get_subscription_receiver("t-filter-error", "typed") as receiver:
+        assert receiver.peek_messages(max_message_count=10) == []
+    assert bodies(receive_all(client, "t-filter-error", "all", 1)) == ["unreadable"]
 
 
 def test_a_subscription_forwards_to_a_queue(client):

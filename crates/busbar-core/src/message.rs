@@ -21,6 +21,9 @@ pub struct NewMessage {
     pub time_to_live: Option<Duration>,
     /// `x-opt-scheduled-enqueue-time`: the message stays Scheduled until then.
     pub scheduled_enqueue_time: Option<Timestamp>,
+    /// Set: the message goes straight into the dead-letter sub-queue with this reason (a topic
+    /// copy whose subscription filter failed to evaluate); it is never scheduled there.
+    pub dead_letter: Option<DeadLetterInfo>,
 }
 
 /// What enqueue did with one message of a batch.

@@ -155,3 +155,33 @@ fn released_copies_replay_from_their_records() {
     let restored = store.restore(EntityConfig::default(), at(1));
     assert_eq!(restored.snapshot(), entity.snapshot());
 }
+
+#[test]
+fn a_copy_dead_lettered_on_arrival_is_held_in_the_dead_letter_queue_too() {
+    let dead_lettered = || busbar_core::NewMessage {
+        dead_letter: Some(busbar_core::DeadLetterInfo {
+            reason: Some("FilterException".to_owned()),
+            description: None,
+        }),
+        ..message("x")
+    };
+    let mut entity = entity(EntityConfig::default());
+    let kept = entity.hold(vec![dead_lettered()], at(0)).unwrap();
+    let dropped = entity.hold(vec![dead_lettered()], at(0)).unwrap();
+    entity.mark_durable(SequenceNumber(2));
+    assert!(
+        entity
+            .peek(SubQueue::DeadLetter, SequenceNumber(0), 10, at(1))
+            .is_empty()
+    );
+    assert!(entity.snapshot().messages.is_empty());
+    entity.discard_held(&dropped.sequences());
+    entity.release_held(&kept.sequences());
+    entity.check_invariants().unwrap();
+    assert_eq!(entity.len(SubQueue::DeadLetter), 1);
+    let delivery = entity
+        .receive(SubQueue::DeadLetter, ReceiveMode::PeekLock, at(2))
+        .unwrap();
+    assert_eq!(delivery.sequence, kept.sequences()[0]);
+    assert!(delivery.dead_letter.is_some());
+}

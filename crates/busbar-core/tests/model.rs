@@ -22,6 +22,8 @@ enum Op {
         ttl_s: Option<u64>,
         scheduled_in_s: Option<i64>,
         id: Option<u8>,
+        /// Some messages go straight to the dead-letter sub-queue (a failed topic filter).
+        dead_letter: bool,
     },
     Receive {
         dead_letter: bool,
@@ -68,6 +70,8 @@ enum Op {
     Hold {
         count: usize,
         id: Option<u8>,
+        /// The second copy goes straight to the dead-letter sub-queue (a failed topic filter).
+        dead_letter: bool,
     },
     /// The oldest outstanding held part is stored and released, or discarded.
     ResolveHeld {
@@ -77,8 +81,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (1..4usize, proptest::option::of(1..300u64), proptest::option::weighted(0.2, 0..120i64), proptest::option::of(0..6u8))
-            .prop_map(|(count, ttl_s, scheduled_in_s, id)| Op::Enqueue { count, ttl_s, scheduled_in_s, id }),
+        4 => (1..4usize, proptest::option::of(1..300u64), proptest::option::weighted(0.2, 0..120i64), proptest::option::of(0..6u8), proptest::bool::weighted(0.2))
+            .prop_map(|(count, ttl_s, scheduled_in_s, id, dead_letter)| Op::Enqueue { count, ttl_s, scheduled_in_s, id, dead_letter }),
         4 => (any::<bool>(), any::<bool>()).prop_map(|(d, p)| Op::Receive { dead_letter: d, peek_lock: p }),
         5 => (any::<usize>(), 0..5u8).prop_map(|(pick, outcome)| Op::Settle { pick, outcome }),
         1 => Just(Op::SettleForeignToken),
@@ -92,7 +96,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..5u32).prop_map(|max_delivery_count| Op::UpdateConfig { max_delivery_count }),
         1 => (any::<bool>(), 0..40i64, 0..10usize).prop_map(|(dead_letter, from, max)| Op::Peek { dead_letter, from, max }),
         4 => prop_oneof![Just(0i64), 0..4i64].prop_map(|lag| Op::MarkDurable { lag }),
-        2 => (1..3usize, proptest::option::of(0..6u8)).prop_map(|(count, id)| Op::Hold { count, id }),
+        2 => (1..3usize, proptest::option::of(0..6u8), any::<bool>()).prop_map(|(count, id, dead_letter)| Op::Hold { count, id, dead_letter }),
         2 => any::<bool>().prop_map(|stored| Op::ResolveHeld { stored }),
     ]
 }
@@ -153,7 +157,8 @@ impl Model {
             .messages
             .iter()
             .find(|(_, d)| d.sequence == sequence)
-            .and_then(|(_, d)| d.expires_at);
+            // Dead-lettered messages never expire.
+            .and_then(|(queue, d)| d.expires_at.filter(|_| *queue == SubQueue::Main));
         assert!(self.live.insert(sequence, expiry).is_none());
     }
 
@@ -311,6 +316,7 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 ttl_s,
                 scheduled_in_s,
                 id,
+                dead_letter,
             } => {
                 let messages: Vec<_> = (0..count)
                     .map(|i| NewMessage {
@@ -321,6 +327,10 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                         time_to_live: ttl_s.map(Duration::from_secs),
                         scheduled_enqueue_time: scheduled_in_s
                             .map(|s| Timestamp(now.0 + s * 1_000)),
+                        dead_letter: (dead_letter && i % 2 == 1).then(|| DeadLetterInfo {
+                            reason: Some("FilterException".to_owned()),
+                            description: None,
+                        }),
                     })
                     .collect();
                 let outcomes = entity.enqueue(messages, now).unwrap();
@@ -461,12 +471,17 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 );
                 assert!(peeked.iter().all(|d| model.may_show(d.sequence)));
             }
-            Op::Hold { count, id } => {
+            Op::Hold {
+                count,
+                id,
+                dead_letter,
+            } => {
                 let messages = (0..count)
                     .map(|i| NewMessage {
                         payload: Bytes::from(format!("h{i}")),
                         message_id: id.map(|id| Bytes::from(vec![id])),
                         session_id: (i % 2 == 0).then(|| format!("s{}", i % 3)),
+                        dead_letter: (dead_letter && i == 1).then(DeadLetterInfo::default),
                         ..NewMessage::default()
                     })
                     .collect();

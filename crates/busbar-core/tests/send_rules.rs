@@ -5,8 +5,8 @@
 mod common;
 
 use busbar_core::{
-    CoreError, EnqueueOutcome, EntityConfig, MessageState, NewMessage, Outcome, ReceiveMode,
-    SequenceNumber, SubQueue,
+    CoreError, DeadLetterInfo, EnqueueOutcome, EntityConfig, MessageState, NewMessage, Outcome,
+    ReceiveMode, Record, SequenceNumber, SubQueue,
 };
 use common::*;
 
@@ -374,6 +374,62 @@ fn a_message_is_handed_out_only_once_its_insert_is_durable() {
     assert_eq!(next.sequence, SequenceNumber(2));
     assert_eq!(queue.available_len(SubQueue::Main), 1);
     queue.check_invariants().unwrap();
+}
+
+#[test]
+fn a_message_dead_lettered_on_arrival_waits_for_durability_in_the_dead_letter_queue() {
+    let mut queue = entity(EntityConfig {
+        default_message_ttl: Some(secs(10)),
+        duplicate_detection_window: Some(secs(60)),
+        ..EntityConfig::default()
+    });
+    let info = DeadLetterInfo {
+        reason: Some("FilterException".to_owned()),
+        description: Some("rule 'r': boom".to_owned()),
+    };
+    let failed = NewMessage {
+        dead_letter: Some(info.clone()),
+        scheduled_enqueue_time: Some(at(60_000)),
+        ..with_id("x", "id-1")
+    };
+    let outcomes = queue.enqueue(vec![failed.clone()], at(0)).unwrap();
+    assert_eq!(outcomes, [EnqueueOutcome::Enqueued(SequenceNumber(1))]);
+    assert_eq!(queue.len(SubQueue::DeadLetter), 1);
+    assert!(queue.is_empty(SubQueue::Main));
+    // Its insert goes to the store like any other; nothing sees it before it is durable.
+    let records: Vec<_> = queue.drain_records().collect();
+    assert!(matches!(records[..], [Record::Insert { .. }]));
+    assert!(
+        queue
+            .peek(SubQueue::DeadLetter, SequenceNumber(1), 10, at(0))
+            .is_empty()
+    );
+    assert!(
+        queue
+            .receive(SubQueue::DeadLetter, ReceiveMode::PeekLock, at(0))
+            .is_none()
+    );
+    queue.mark_durable(SequenceNumber(1));
+    // Active at once (never scheduled there), never expiring, with its reason.
+    let delivery = queue
+        .receive(SubQueue::DeadLetter, ReceiveMode::PeekLock, at(30_000))
+        .unwrap();
+    assert_eq!(delivery.dead_letter, Some(info));
+    assert_eq!(delivery.state, MessageState::Active);
+    assert_eq!(delivery.enqueued_time, at(0));
+    queue.check_invariants().unwrap();
+    // Duplicate detection counts it as seen.
+    assert_eq!(
+        queue.enqueue(vec![with_id("y", "id-1")], at(1)).unwrap(),
+        [EnqueueOutcome::Duplicate]
+    );
+    // And it survives a restart in the dead-letter sub-queue.
+    let mut store = SimulatedStore::default();
+    store.apply(records);
+    let restored = store.restore(queue.config().clone(), at(40_000));
+    restored.check_invariants().unwrap();
+    assert_eq!(restored.len(SubQueue::DeadLetter), 1);
+    assert_eq!(restored.available_len(SubQueue::DeadLetter), 1);
 }
 
 fn in_session(payload: &'static str, session: &str) -> NewMessage {

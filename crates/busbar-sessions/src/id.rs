@@ -58,10 +58,12 @@ impl fmt::Display for ReceiverId {
     }
 }
 
-/// The send-side check of a `RequiresSession` entity: every message needs a valid session id.
+/// The send-side check of a `RequiresSession` entity: every message needs a valid session id,
+/// except one going straight to the dead-letter sub-queue (which has no sessions).
 /// The broker rejects the transfer with the error's condition when this fails.
 pub fn check_session_message(message: &NewMessage) -> Result<(), SessionError> {
     match &message.session_id {
+        _ if message.dead_letter.is_some() => Ok(()),
         Some(id) => SessionId::validate(id),
         None => Err(SessionError::SessionIdRequired),
     }
@@ -118,6 +120,11 @@ mod tests {
             ..NewMessage::default()
         };
         assert!(check_session_message(&empty).is_err());
+        let dead_lettered = NewMessage {
+            dead_letter: Some(busbar_core::DeadLetterInfo::default()),
+            ..NewMessage::default()
+        };
+        assert_eq!(check_session_message(&dead_lettered), Ok(()));
     }
 
     #[test]

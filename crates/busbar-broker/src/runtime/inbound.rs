@@ -61,6 +61,7 @@ pub(crate) fn new_message(message: Message) -> Result<NewMessage, DecodeError> {
         session_id,
         time_to_live,
         scheduled_enqueue_time,
+        dead_letter: None,
     })
 }
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use busbar_amqp::message::Message;
-use busbar_core::{Entity, EntityConfig, NewMessage};
+use busbar_core::{DeadLetterInfo, Entity, EntityConfig, NewMessage};
 use busbar_store::{EntityId, Record, Recovered};
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -152,12 +152,24 @@ impl Registry {
                     continue;
                 }
                 match &subscription.forward_to {
-                    Some(next) if hops < MAX_FORWARD_HOPS => self.route_into(
-                        &EntityPath::QueueOrTopic(next.clone()),
-                        selected,
-                        hops + 1,
-                        targets,
-                    ),
+                    Some(next) if hops < MAX_FORWARD_HOPS => {
+                        // ForwardTo moves deliverable copies only: one a failing filter
+                        // dead-lettered stays in the subscription's dead-letter sub-queue.
+                        let (dead_lettered, forwarded): (Vec<_>, Vec<_>) = selected
+                            .into_iter()
+                            .partition(|copy| copy.dead_letter.is_some());
+                        if !dead_lettered.is_empty() {
+                            targets.push((subscription.entity.clone(), dead_lettered));
+                        }
+                        if !forwarded.is_empty() {
+                            self.route_into(
+                                &EntityPath::QueueOrTopic(next.clone()),
+                                forwarded,
+                                hops + 1,
+                                targets,
+                            );
+                        }
+                    }
                     _ => targets.push((subscription.entity.clone(), selected)),
                 }
             }
@@ -167,9 +179,9 @@ impl Registry {
 
 impl TopicRoute {
     /// The copies of `messages` for each subscription (by index), edited by the rule actions
-    /// that made them. A message whose sections cannot be decoded, or a copy whose filter
-    /// failed to evaluate, is dropped with a warning: dead-lettering on a filter error needs an
-    /// enqueue straight into the dead-letter sub-queue, which the core does not offer yet.
+    /// that made them; a copy whose filter or action failed to evaluate goes unmodified to the
+    /// subscription's dead-letter sub-queue with the reason `busbar_rules` names. A message
+    /// whose sections cannot be decoded is dropped with a warning.
     fn fan_out(&self, messages: &[NewMessage]) -> Vec<Vec<NewMessage>> {
         let rules: Vec<Arc<RuleSet>> = self
             .subscriptions
@@ -211,9 +223,13 @@ impl TopicRoute {
                     Disposition::DeadLetter {
                         reason,
                         description,
-                    } => {
-                        tracing::warn!(topic = %self.path, reason, description, "filter evaluation failed; copy dropped");
-                    }
+                    } => target.push(NewMessage {
+                        dead_letter: Some(DeadLetterInfo {
+                            reason: Some(reason.to_owned()),
+                            description: Some(description),
+                        }),
+                        ..message.clone()
+                    }),
                 }
             }
         }
@@ -477,5 +493,61 @@ mod tests {
         // s1 forwards to a, which forwards to b.
         assert_eq!(paths("t"), ["b:1", "t/Subscriptions/s2:1"]);
         assert!(paths("nope").is_empty());
+    }
+
+    #[test]
+    fn a_copy_whose_filter_fails_goes_to_the_subscription_dead_letter_queue_with_its_reason() {
+        // `color > 5` on a string colour cannot be evaluated; s2 forwards, s3 matches.
+        let text = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
+            "Queues": [ { "Name": "q", "Properties": {} } ],
+            "Topics": [ { "Name": "t", "Properties": {}, "Subscriptions": [
+                { "Name": "s1", "Properties": { "RequiresSession": true }, "Rules": [ { "Name": "bad",
+                    "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color > 5" } } } ] },
+                { "Name": "s2", "Properties": { "ForwardTo": "q" }, "Rules": [ { "Name": "bad",
+                    "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color > 5" } } } ] },
+                { "Name": "s3", "Properties": {} } ] } ] } ],
+            "Logging": { "Type": "Console" } } }"#;
+        let namespace = crate::config::parse(text, "test.json").unwrap().namespace;
+        let (registry, _specs, _) = build(&namespace, &Recovered::default(), 4).unwrap();
+        let message = NewMessage {
+            payload: busbar_amqp::message::MessageBuilder::new()
+                .application_properties(busbar_amqp::message::ApplicationProperties(vec![(
+                    "color".into(),
+                    busbar_amqp::types::Value::from("red"),
+                )]))
+                .data(Bytes::from_static(b"x"))
+                .build()
+                .into_bytes(),
+            ..NewMessage::default()
+        };
+        let targets = registry.route(&EntityPath::QueueOrTopic("t".into()), vec![message]);
+        let routed: Vec<(String, Option<DeadLetterInfo>)> = targets
+            .iter()
+            .flat_map(|(entity, messages)| {
+                messages
+                    .iter()
+                    .map(|message| (entity.path.clone(), message.dead_letter.clone()))
+            })
+            .collect();
+        let failed = Some(DeadLetterInfo {
+            reason: Some(busbar_rules::FILTER_EXCEPTION_REASON.to_owned()),
+            description: Some(
+                "rule 'bad': operator '>' cannot be applied to operands of type 'string' and 'long'"
+                    .to_owned(),
+            ),
+        });
+        // The dead-lettered copy stays with s2 (ForwardTo moves deliverable copies only).
+        assert_eq!(
+            routed,
+            [
+                ("t/Subscriptions/s1".to_owned(), failed.clone()),
+                ("t/Subscriptions/s2".to_owned(), failed),
+                ("t/Subscriptions/s3".to_owned(), None),
+            ]
+        );
+        // A session subscription takes a dead-lettered copy without a SessionId.
+        let (session_subscription, copies) = &targets[0];
+        assert!(session_subscription.requires_session);
+        assert_eq!(busbar_sessions::check_session_message(&copies[0]), Ok(()));
     }
 }

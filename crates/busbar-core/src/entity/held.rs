@@ -50,11 +50,16 @@ impl Entity {
         let records = self.records.split_off(queued_before);
         let held = HeldCopies { outcomes, records };
         for sequence in held.sequences() {
-            let scheduled = self
-                .main
-                .get(sequence)
-                .is_some_and(|message| message.stage == Stage::Pending { scheduled: true });
-            self.main.set_stage(sequence, Stage::Held { scheduled });
+            // A copy dead-lettered on arrival is held in the dead-letter sub-queue.
+            for queue in [SubQueue::Main, SubQueue::DeadLetter] {
+                let Some(stage) = self.queue(queue).get(sequence).map(|message| message.stage)
+                else {
+                    continue;
+                };
+                let scheduled = stage == Stage::Pending { scheduled: true };
+                self.queue_mut(queue)
+                    .set_stage(sequence, Stage::Held { scheduled });
+            }
         }
         Ok(held)
     }
@@ -63,8 +68,8 @@ impl Entity {
     /// and peek. Numbers that are not held copies are ignored. O(log n) per copy.
     pub fn release_held(&mut self, sequences: &[SequenceNumber]) {
         for &sequence in sequences {
-            if self.is_held(sequence) {
-                self.reveal(SubQueue::Main, sequence);
+            if let Some(queue) = self.held_in(sequence) {
+                self.reveal(queue, sequence);
             }
         }
     }
@@ -74,10 +79,10 @@ impl Entity {
     /// stored). Numbers that are not held copies are ignored. O(log n) per copy.
     pub fn discard_held(&mut self, sequences: &[SequenceNumber]) {
         for &sequence in sequences {
-            if !self.is_held(sequence) {
+            let Some(queue) = self.held_in(sequence) else {
                 continue;
-            }
-            if let Some(message) = self.main.remove(sequence)
+            };
+            if let Some(message) = self.queue_mut(queue).remove(sequence)
                 && let Some(id) = &message.body.message_id
             {
                 self.duplicates.forget(id, message.body.accepted_time);
@@ -85,9 +90,14 @@ impl Entity {
         }
     }
 
-    fn is_held(&self, sequence: SequenceNumber) -> bool {
-        self.main
-            .get(sequence)
-            .is_some_and(|message| matches!(message.stage, Stage::Held { .. }))
+    /// The sub-queue holding `sequence` as a held copy, if it is one.
+    fn held_in(&self, sequence: SequenceNumber) -> Option<SubQueue> {
+        [SubQueue::Main, SubQueue::DeadLetter]
+            .into_iter()
+            .find(|&queue| {
+                self.queue(queue)
+                    .get(sequence)
+                    .is_some_and(|message| matches!(message.stage, Stage::Held { .. }))
+            })
     }
 }

@@ -109,6 +109,9 @@ impl Entity {
     /// message-id was seen within the duplicate-detection window (earlier in this batch
     /// included) is acknowledged as [`EnqueueOutcome::Duplicate`] and not stored.
     ///
+    /// A message carrying [`NewMessage::dead_letter`] goes into the dead-letter sub-queue
+    /// instead (duplicate detection applies to it all the same).
+    ///
     /// New messages are *pending*: no receive, peek or session hand-out sees them until the
     /// caller reports their insert records durable with [`mark_durable`](Entity::mark_durable),
     /// so a send whose sync fails is never delivered.
@@ -134,13 +137,19 @@ impl Entity {
             }
             let sequence = SequenceNumber(self.next_sequence);
             self.next_sequence += 1;
+            // The dead-letter sub-queue schedules nothing: a copy dead-lettered on arrival is
+            // active there as soon as it is durable.
+            let (queue, scheduled_enqueue_time) = match message.dead_letter {
+                Some(_) => (SubQueue::DeadLetter, None),
+                None => (SubQueue::Main, message.scheduled_enqueue_time),
+            };
             let body = encode_body(BodyFields {
                 payload: &message.payload,
                 message_id: message.message_id,
                 session_id: message.session_id,
                 accepted_time: now,
                 time_to_live: self.config.effective_ttl(message.time_to_live),
-                scheduled_enqueue_time: message.scheduled_enqueue_time,
+                scheduled_enqueue_time,
             });
             let stage = Stage::Pending {
                 scheduled: body.enqueued_time() > now,
@@ -148,16 +157,16 @@ impl Entity {
             let stored = StoredMessage {
                 body,
                 delivery_count: 0,
-                dead_letter: None,
+                dead_letter: message.dead_letter,
                 properties: Properties::new(),
                 stage,
             };
             self.records.push(Record::Insert {
                 sequence,
                 message: stored.body.encoded.clone(),
-                state: encode_state(&persisted_state(SubQueue::Main, &stored)),
+                state: encode_state(&persisted_state(queue, &stored)),
             });
-            self.main.insert(sequence, stored);
+            self.queue_mut(queue).insert(sequence, stored);
             outcomes.push(EnqueueOutcome::Enqueued(sequence));
         }
         Ok(outcomes)
