@@ -1,15 +1,15 @@
 //! `com.microsoft:add-rule` / `remove-rule` (servicebus-amqp.md §5.11): requests parsed into rule
-//! changes, a subscription's live rule set (swapped whole, so the send path reads it with one
-//! `Arc` clone), and the persisted form of a changed rule set: a `Meta` entry under the
+//! changes, a subscription's live rule set (swapped whole once the change is durable, so the send
+//! path reads it with one `Arc` clone), and the persisted form of a changed rule set: a `Meta` entry under the
 //! subscription's id that overrides the configured rules at start-up.
 
-use std::sync::{Arc, PoisonError, RwLock, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use busbar_amqp::types::Value;
 use busbar_rules::{
     CorrelationFilter, DEFAULT_RULE_NAME, Filter, Rule, RuleSet, SqlAction, SqlFilter,
 };
-use busbar_store::{EntityId, MetaKey, Record, Recovered};
+use busbar_store::{Completion, EntityId, MetaKey, Record, Recovered};
 use bytes::{Bytes, BytesMut};
 
 use super::request::Request;
@@ -71,24 +71,84 @@ pub(crate) fn parse(request: &Request) -> Option<Result<RuleChange, BrokerError>
 }
 
 /// A subscription's rules as sends read them and rule changes replace them.
+///
+/// A change becomes visible (to sends and enumerate-rules) only once its `Meta` record is
+/// durable. Changes build on each other in submission order, so the next change starts from
+/// `latest`, which already holds the changes still on their way to the store.
 #[derive(Debug)]
-pub(crate) struct LiveRules(RwLock<Arc<RuleSet>>);
+pub(crate) struct LiveRules {
+    /// The rules whose record is durable: what sends read.
+    visible: RwLock<Arc<RuleSet>>,
+    /// The rules with every submitted change applied; held while a change is submitted, so
+    /// changes reach the store in the order they are built.
+    latest: Mutex<Arc<RuleSet>>,
+}
+
+/// Answers a rule change once its record is durable (or could not be made so).
+pub(crate) type ChangeReply = Box<dyn FnOnce(Result<(), BrokerError>) + Send>;
 
 impl LiveRules {
     /// Starts with `rules`.
     pub(crate) fn new(rules: RuleSet) -> Self {
-        Self(RwLock::new(Arc::new(rules)))
+        let rules = Arc::new(rules);
+        Self {
+            visible: RwLock::new(Arc::clone(&rules)),
+            latest: Mutex::new(rules),
+        }
     }
 
     /// The rules in force now.
     pub(crate) fn current(&self) -> Arc<RuleSet> {
-        Arc::clone(&self.0.read().unwrap_or_else(PoisonError::into_inner))
+        Arc::clone(&self.visible.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Held while a change is persisted and swapped in, so changes reach the store in the
-    /// order they take effect.
-    pub(crate) fn lock(&self) -> RwLockWriteGuard<'_, Arc<RuleSet>> {
-        self.0.write().unwrap_or_else(PoisonError::into_inner)
+    /// Applies `change` on top of the changes submitted before it and hands the whole changed
+    /// set, as the `Meta` record of subscription `entity`, to `submit` (which may block while
+    /// the store's queue is full). A refused change is answered at once and submits nothing.
+    /// Once the record is durable the new rules take effect and `reply` gets `Ok`; if the store
+    /// fails, `reply` gets its error and the rules in force stay as they were. A failure
+    /// poisons the store, so the changes submitted after it fail too; `latest` goes back to the
+    /// rules in force so that the next change starts from them.
+    pub(crate) fn change(
+        self: &Arc<Self>,
+        change: &RuleChange,
+        entity: EntityId,
+        submit: impl FnOnce(Vec<Record>, Completion),
+        reply: ChangeReply,
+    ) {
+        let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+        let changed = match change.applied_to(&latest) {
+            Ok(changed) => Arc::new(changed),
+            Err(error) => {
+                drop(latest);
+                reply(Err(error));
+                return;
+            }
+        };
+        let record = record(entity, &changed);
+        *latest = Arc::clone(&changed);
+        let rules = Arc::clone(self);
+        // Runs on the store's writer thread, after it has taken this submission off its queue
+        // (so a submitter blocked on a full queue while holding `latest` cannot stall it).
+        let completion: Completion = Box::new(move |outcome| {
+            let result = match outcome {
+                Ok(_) => {
+                    *rules
+                        .visible
+                        .write()
+                        .unwrap_or_else(PoisonError::into_inner) = changed;
+                    Ok(())
+                }
+                Err(error) => {
+                    *rules.latest.lock().unwrap_or_else(PoisonError::into_inner) = rules.current();
+                    Err(BrokerError::StoreUnavailable {
+                        reason: error.to_string(),
+                    })
+                }
+            };
+            reply(result);
+        });
+        submit(vec![record], completion);
     }
 }
 

@@ -43,49 +43,35 @@ impl BrokerConnection {
             }
             Some(Ok(change)) => change,
         };
-        self.change_rules(link, request, path, &change, connection);
+        self.change_rules(link, request, path, &change);
         None
     }
 
-    /// Applies `change` to the subscription at `path`: persisted and swapped in under the rule
-    /// set's lock, so changes reach the store in the order they take effect.
-    fn change_rules(
-        &mut self,
-        link: LinkId,
-        request: Request,
-        path: &str,
-        change: &RuleChange,
-        connection: &mut Connection,
-    ) {
+    /// Applies `change` to the subscription at `path`: answered, and in force for sends, once
+    /// its record is durable ([`LiveRules::change`](crate::runtime::rule_changes::LiveRules::change)).
+    fn change_rules(&mut self, link: LinkId, request: Request, path: &str, change: &RuleChange) {
         let Some(subscription) = self.shared.registry.subscription(path) else {
             return;
         };
-        let mut rules = subscription.rules.lock();
-        let changed = match change.applied_to(&rules) {
-            Ok(changed) => changed,
-            Err(error) => {
-                drop(rules);
-                self.respond_management(link, &request, path, Err(error), connection);
-                return;
-            }
-        };
-        let record = rule_changes::record(subscription.id, &changed);
         let mailbox = self.mailbox.clone();
         let entity = path.to_owned();
-        let completion = Box::new(move |outcome: Result<_, busbar_store::StoreError>| {
+        let reply = Box::new(move |result: Result<(), BrokerError>| {
             mailbox.post(ConnectionCommand::Respond {
                 request_link: link,
                 request: Box::new(request),
                 entity,
-                result: outcome.map(|_| OperationResult::Done).map_err(|error| {
-                    BrokerError::StoreUnavailable {
-                        reason: error.to_string(),
-                    }
-                }),
+                result: result.map(|()| OperationResult::Done),
             });
         });
+        let store = &self.shared.store;
         // Waits only while the store writer's queue is full (back-pressure).
-        tokio::task::block_in_place(|| self.shared.store.submit(vec![record], completion));
-        *rules = std::sync::Arc::new(changed);
+        tokio::task::block_in_place(|| {
+            subscription.rules.change(
+                change,
+                subscription.id,
+                |records, completion| store.submit(records, completion),
+                reply,
+            );
+        });
     }
 }

@@ -164,3 +164,107 @@ fn a_changed_rule_set_survives_a_restart_of_the_store() {
     );
     assert!(persisted(&recovered, EntityId(5)).is_none());
 }
+
+/// A rule change's reply, caught for the test.
+fn caught() -> (
+    ChangeReply,
+    std::sync::mpsc::Receiver<Result<(), BrokerError>>,
+) {
+    let (done, replies) = std::sync::mpsc::channel();
+    let reply: ChangeReply = Box::new(move |result| {
+        let _ = done.send(result);
+    });
+    (reply, replies)
+}
+
+fn add_red() -> RuleChange {
+    add_rule("red", map(&[("sql-filter", sql("color = 'red'"))])).unwrap()
+}
+
+#[test]
+fn a_rule_change_takes_effect_and_is_answered_only_once_its_record_is_durable() {
+    let rules = Arc::new(LiveRules::new(RuleSet::default()));
+    let mut submitted = Vec::new();
+    let (reply, replies) = caught();
+    rules.change(
+        &add_red(),
+        EntityId(3),
+        |records, completion| submitted.push((records, completion)),
+        reply,
+    );
+    let [(records, _)] = &submitted[..] else {
+        panic!("one submission expected");
+    };
+    assert_eq!(
+        records[..],
+        [record(EntityId(3), &rules.latest.lock().unwrap())]
+    );
+    // Not yet durable: sends still see the old rules, nothing is answered.
+    assert_eq!(*rules.current(), RuleSet::default());
+    assert!(replies.try_recv().is_err());
+    // A second change builds on the first, already submitted one.
+    let (reply, second) = caught();
+    rules.change(
+        &RuleChange::Remove(DEFAULT_RULE_NAME.into()),
+        EntityId(3),
+        |records, completion| submitted.push((records, completion)),
+        reply,
+    );
+    for (_, completion) in submitted.drain(..) {
+        completion(Ok(busbar_store::Lsn(1)));
+    }
+    assert_eq!(replies.try_recv().unwrap(), Ok(()));
+    assert_eq!(second.try_recv().unwrap(), Ok(()));
+    let current = rules.current();
+    let names: Vec<&str> = current.iter().map(Rule::name).collect();
+    assert_eq!(names, ["red"]);
+}
+
+#[test]
+fn a_refused_change_is_answered_at_once_and_submits_nothing() {
+    let rules = Arc::new(LiveRules::new(RuleSet::default()));
+    let (reply, replies) = caught();
+    rules.change(
+        &RuleChange::Remove("nope".into()),
+        EntityId(3),
+        |_, _| panic!("nothing to submit"),
+        reply,
+    );
+    assert!(matches!(
+        replies.try_recv().unwrap(),
+        Err(BrokerError::RuleNotFound { .. })
+    ));
+}
+
+#[test]
+fn a_failed_sync_answers_the_store_error_and_keeps_the_old_rules() {
+    let mut storage = MemoryStorage::new();
+    storage.fail_next_sync();
+    let writer = busbar_store::GroupCommit::spawn(storage, Default::default()).unwrap();
+    let store = writer.handle();
+    let rules = Arc::new(LiveRules::new(RuleSet::default()));
+    let add_red_through_the_store = || {
+        let (reply, replies) = caught();
+        rules.change(
+            &add_red(),
+            EntityId(3),
+            |records, completion| store.submit(records, completion),
+            reply,
+        );
+        let answer = replies
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap();
+        assert!(
+            matches!(answer, Err(BrokerError::StoreUnavailable { .. })),
+            "{answer:?}"
+        );
+        assert_eq!(*rules.current(), RuleSet::default());
+    };
+    add_red_through_the_store();
+    // The failed change is not the base of the next one: adding it again is not a duplicate
+    // (the poisoned store refuses it as well).
+    add_red_through_the_store();
+    let storage = writer.shutdown().unwrap();
+    let recovered = storage.restart().recover().unwrap();
+    assert!(persisted(&recovered, EntityId(3)).is_none());
+}
