@@ -89,6 +89,19 @@ impl SectionIndex {
         }
         Ok(index)
     }
+
+    /// Where the sections that precede properties end: after the message-annotations, the
+    /// delivery-annotations or the header, whichever comes last (0 when none is present).
+    pub(crate) fn end_of_annotations(&self) -> usize {
+        [
+            &self.message_annotations,
+            &self.delivery_annotations,
+            &self.header,
+        ]
+        .into_iter()
+        .find_map(|span| span.as_ref().map(|span| span.section.end))
+        .unwrap_or(0)
+    }
 }
 
 /// The section code of a descriptor given as a code or a symbolic name.

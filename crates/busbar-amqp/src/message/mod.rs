@@ -1,6 +1,6 @@
 //! Messages (§3.2): a received message kept as its bare `Bytes` with sections located lazily,
-//! accessors that decode one section when asked, a header/annotations rewrite that copies the
-//! other sections untouched, batch unpacking, and a builder.
+//! accessors that decode one section when asked, header/annotations and properties rewrites that
+//! copy the other sections untouched, batch unpacking, and a builder.
 
 mod builder;
 mod index;
@@ -166,15 +166,7 @@ impl Message {
             .delivery_annotations
             .as_ref()
             .map_or(&[][..], |span| &self.bytes[span.section.clone()]);
-        let rest_start = [
-            &index.message_annotations,
-            &index.delivery_annotations,
-            &index.header,
-        ]
-        .into_iter()
-        .find_map(|span| span.as_ref().map(|span| span.section.end))
-        .unwrap_or(0);
-        let rest = &self.bytes[rest_start..];
+        let rest = &self.bytes[index.end_of_annotations()..];
         let size = header.map_or(0, Header::encoded_size)
             + delivery_annotations.len()
             + message_annotations.map_or(0, |a| section_size(code::MESSAGE_ANNOTATIONS, a))
@@ -188,6 +180,26 @@ impl Message {
             encode_section(code::MESSAGE_ANNOTATIONS, annotations, &mut out);
         }
         out.put_slice(rest);
+        Ok(Message::from_bytes(out.freeze()))
+    }
+
+    /// A copy of this message with `properties` as its properties section (replacing the one
+    /// it has, or inserted where §3.2 puts it). Every other section is copied as bytes, never
+    /// re-encoded.
+    pub fn with_properties(&self, properties: &Properties) -> Result<Message, DecodeError> {
+        let index = self.index()?;
+        let (before, after) = match &index.properties {
+            Some(span) => (span.section.start, span.section.end),
+            None => {
+                let at = index.end_of_annotations();
+                (at, at)
+            }
+        };
+        let (head, tail) = (&self.bytes[..before], &self.bytes[after..]);
+        let mut out = BytesMut::with_capacity(head.len() + properties.encoded_size() + tail.len());
+        out.put_slice(head);
+        properties.encode(&mut out);
+        out.put_slice(tail);
         Ok(Message::from_bytes(out.freeze()))
     }
 }

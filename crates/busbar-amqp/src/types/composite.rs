@@ -3,6 +3,7 @@
 
 use bytes::{BufMut, Bytes};
 
+use super::decode::ListFields;
 use super::encode::{compound_size, encode_compound_header, encode_ulong, ulong_size};
 use super::format as fc;
 use super::value::{Described, Value};
@@ -27,9 +28,18 @@ pub trait Composite: Sized {
     #[doc(hidden)]
     fn encode_fields<B: BufMut>(&self, buf: &mut B);
 
+    /// Builds the type from its (possibly shortened) fields, decoded as they are taken; fields
+    /// past the ones the type defines are not taken.
+    #[doc(hidden)]
+    fn from_field_values<I>(fields: I) -> Result<Self, DecodeError>
+    where
+        I: Iterator<Item = Result<Value, DecodeError>>;
+
     /// Builds the type from its decoded (possibly shortened) field list.
     #[doc(hidden)]
-    fn from_fields(fields: Vec<Value>) -> Result<Self, DecodeError>;
+    fn from_fields(fields: Vec<Value>) -> Result<Self, DecodeError> {
+        Self::from_field_values(fields.into_iter().map(Ok))
+    }
 
     /// The number of bytes [`Composite::encode`] writes.
     fn encoded_size(&self) -> usize {
@@ -51,9 +61,13 @@ pub trait Composite: Sized {
         Self::from_fields(described_list(value, Self::CODE, Self::NAME)?)
     }
 
-    /// Decodes one value of this type from the front of `buf`.
+    /// Decodes one value of this type from the front of `buf`, field by field (no `Value` tree
+    /// of the whole list is built).
     fn decode(buf: &mut Bytes) -> Result<Self, DecodeError> {
-        Self::from_value(Value::decode(buf)?)
+        let mut fields = ListFields::described(buf, Self::CODE, Self::NAME)?;
+        let composite = Self::from_field_values(&mut fields)?;
+        fields.finish()?;
+        Ok(composite)
     }
 }
 
@@ -128,12 +142,12 @@ macro_rules! composite {
                 $( $crate::types::Field::encode_field(&self.$field, _buf); )*
             }
 
-            fn from_fields(
-                fields: Vec<$crate::types::Value>,
-            ) -> Result<Self, $crate::error::DecodeError> {
-                let mut _fields = fields.into_iter();
+            fn from_field_values<I>(mut _fields: I) -> Result<Self, $crate::error::DecodeError>
+            where
+                I: Iterator<Item = Result<$crate::types::Value, $crate::error::DecodeError>>,
+            {
                 Ok(Self {
-                    $( $field: match _fields.next() {
+                    $( $field: match _fields.next().transpose()? {
                         None | Some($crate::types::Value::Null) => {
                             composite!(@absent $kind $(($default))?, $symbol, stringify!($field))
                         }

@@ -55,6 +55,65 @@ pub(crate) fn skip_value(buf: &mut Bytes, depth: usize) -> Result<(), DecodeErro
     take_bytes(buf, len).map(drop)
 }
 
+/// The fields of a described list, decoded one at a time as they are asked for: a composite is
+/// built from its fields without first building the whole list as a `Value` tree.
+pub(crate) struct ListFields {
+    body: Bytes,
+    remaining: usize,
+}
+
+impl ListFields {
+    /// Reads a described list's descriptor (`code` or `name`) and list header from the front of
+    /// `buf`, taking the list's bytes out of `buf`.
+    pub(crate) fn described(buf: &mut Bytes, code: u64, name: &str) -> Result<Self, DecodeError> {
+        let constructor = take_u8(buf)?;
+        if constructor != fc::DESCRIBED {
+            let found = decode_payload(constructor, buf, 0)?.type_name();
+            return Err(DecodeError::UnexpectedType {
+                expected: "described list",
+                found,
+            });
+        }
+        let descriptor = decode_descriptor(buf, 0)?;
+        if !descriptor.matches(code, name) {
+            return Err(DecodeError::UnexpectedDescriptor(format!("{descriptor:?}")));
+        }
+        let (body, remaining) = match take_u8(buf)? {
+            fc::LIST0 => (Bytes::new(), 0),
+            list @ (fc::LIST8 | fc::LIST32) => compound(list == fc::LIST32, buf)?,
+            other => {
+                let found = decode_payload(other, buf, 1)?.type_name();
+                return Err(DecodeError::UnexpectedType {
+                    expected: "list",
+                    found,
+                });
+            }
+        };
+        Ok(Self { body, remaining })
+    }
+
+    /// Checks the fields nobody asked for (they must still be well-formed) and that the list
+    /// holds nothing after its last field.
+    pub(crate) fn finish(mut self) -> Result<(), DecodeError> {
+        for _ in 0..self.remaining {
+            skip_value(&mut self.body, LIST_FIELD_DEPTH)?;
+        }
+        finish(&self.body, "list")
+    }
+}
+
+/// The nesting level of a described list's fields (described value, list, field).
+const LIST_FIELD_DEPTH: usize = 2;
+
+impl Iterator for ListFields {
+    type Item = Result<Value, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.remaining = self.remaining.checked_sub(1)?;
+        Some(decode_value(&mut self.body, LIST_FIELD_DEPTH))
+    }
+}
+
 fn decode_descriptor(buf: &mut Bytes, depth: usize) -> Result<Descriptor, DecodeError> {
     match decode_value(buf, depth + 1)? {
         Value::Ulong(code) => Ok(Descriptor::Code(code)),

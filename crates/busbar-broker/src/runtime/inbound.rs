@@ -5,13 +5,11 @@
 use std::time::Duration;
 
 use busbar_amqp::DecodeError;
-use busbar_amqp::message::{Message, MessageId, Properties};
+use busbar_amqp::message::{Message, MessageId};
 use busbar_amqp::performatives::MessageFormat;
 use busbar_amqp::types::Value;
 use busbar_core::{NewMessage, Timestamp};
 use bytes::{BufMut, Bytes, BytesMut};
-
-use super::sections::Sections;
 
 /// `x-opt-scheduled-enqueue-time`: the message stays invisible until then.
 pub(crate) const SCHEDULED_ENQUEUE_TIME: &str = "x-opt-scheduled-enqueue-time";
@@ -33,21 +31,9 @@ pub(crate) fn messages_of_transfer(
 }
 
 /// What the core needs of one message; the message is stored as sent except that a missing
-/// message-id is filled in.
+/// message-id is filled in by splicing a new properties section between the untouched bytes of
+/// the other sections.
 pub(crate) fn new_message(message: Message) -> Result<NewMessage, DecodeError> {
-    let properties = message.properties()?;
-    let (message, message_id, session_id) = match properties {
-        Some(Properties {
-            message_id: Some(id),
-            group_id,
-            ..
-        }) => (message, id, group_id),
-        other => {
-            let id = MessageId::String(uuid::Uuid::new_v4().simple().to_string());
-            let group_id = other.as_ref().and_then(|p| p.group_id.clone());
-            (with_message_id(&message, id.clone())?, id, group_id)
-        }
-    };
     let time_to_live = message
         .header()?
         .and_then(|header| header.ttl)
@@ -55,10 +41,23 @@ pub(crate) fn new_message(message: Message) -> Result<NewMessage, DecodeError> {
     let scheduled_enqueue_time = message
         .message_annotations()?
         .and_then(|annotations| timestamp_value(annotations.get(SCHEDULED_ENQUEUE_TIME)?));
+    let mut properties = message.properties()?.unwrap_or_default();
+    let (payload, duplicate) = match &properties.message_id {
+        Some(id) => (message.into_bytes(), duplicate_key(id)),
+        None => {
+            let id = MessageId::String(uuid::Uuid::new_v4().simple().to_string());
+            let duplicate = duplicate_key(&id);
+            properties.message_id = Some(id);
+            (
+                message.with_properties(&properties)?.into_bytes(),
+                duplicate,
+            )
+        }
+    };
     Ok(NewMessage {
-        payload: message.into_bytes(),
-        message_id: Some(duplicate_key(&message_id)),
-        session_id,
+        payload,
+        message_id: Some(duplicate),
+        session_id: properties.group_id,
         time_to_live,
         scheduled_enqueue_time,
         dead_letter: None,
@@ -99,18 +98,10 @@ fn duplicate_key(id: &MessageId) -> Bytes {
     key.freeze()
 }
 
-fn with_message_id(message: &Message, id: MessageId) -> Result<Message, DecodeError> {
-    let mut sections = Sections::decode(message)?;
-    let mut properties = sections.properties.take().unwrap_or_default();
-    properties.message_id = Some(id);
-    sections.properties = Some(properties);
-    Ok(sections.encode())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use busbar_amqp::message::{Header, MessageBuilder};
+    use busbar_amqp::message::{Header, MessageBuilder, Properties};
     use busbar_amqp::performatives::Milliseconds;
     use busbar_amqp::types::{Annotations, Timestamp as AmqpTimestamp};
 
@@ -160,6 +151,37 @@ mod tests {
             stored.data_sections().unwrap(),
             vec![Bytes::from_static(b"payload")]
         );
+    }
+
+    #[test]
+    fn fills_in_a_missing_message_id_keeping_the_other_properties_and_sections() {
+        let message = MessageBuilder::new()
+            .header(Header {
+                ttl: Some(Milliseconds(9_000)),
+                ..Header::default()
+            })
+            .properties(Properties {
+                group_id: Some("s2".into()),
+                subject: Some("label".into()),
+                ..Properties::default()
+            })
+            .data(Bytes::from_static(b"payload"))
+            .build();
+        let parsed = new_message(message.clone()).unwrap();
+        let stored = Message::parse(parsed.payload).unwrap();
+        let properties = stored.properties().unwrap().unwrap();
+        let Some(MessageId::String(id)) = &properties.message_id else {
+            panic!("no string message-id: {properties:?}");
+        };
+        assert_eq!(
+            parsed.message_id.as_deref(),
+            Some(format!("s{id}").as_bytes())
+        );
+        assert_eq!(properties.subject.as_deref(), Some("label"));
+        assert_eq!(parsed.session_id.as_deref(), Some("s2"));
+        assert_eq!(parsed.time_to_live, Some(Duration::from_millis(9_000)));
+        assert_eq!(stored.header().unwrap(), message.header().unwrap());
+        assert_eq!(stored.body().unwrap(), message.body().unwrap());
     }
 
     #[test]
