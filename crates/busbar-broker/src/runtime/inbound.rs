@@ -2,6 +2,8 @@
 //! fields the core needs (message-id, session id, TTL, scheduled time), and a message-id
 //! assigned when the client sent none (the JS SDK cannot settle a message without one).
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use busbar_amqp::DecodeError;
@@ -45,7 +47,7 @@ pub(crate) fn new_message(message: Message) -> Result<NewMessage, DecodeError> {
     let (payload, duplicate) = match &properties.message_id {
         Some(id) => (message.into_bytes(), duplicate_key(id)),
         None => {
-            let id = MessageId::String(uuid::Uuid::new_v4().simple().to_string());
+            let id = assigned_message_id();
             let duplicate = duplicate_key(&id);
             properties.message_id = Some(id);
             (
@@ -62,6 +64,21 @@ pub(crate) fn new_message(message: Message) -> Result<NewMessage, DecodeError> {
         scheduled_enqueue_time,
         dead_letter: None,
     })
+}
+
+/// A message-id for a message sent without one, UUID-shaped (32 hex digits): a random 64-bit
+/// prefix drawn once per process (so ids differ across restarts) followed by a per-process
+/// counter. That is one `getrandom` per process instead of one per message.
+fn assigned_message_id() -> MessageId {
+    static PREFIX: OnceLock<u64> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let prefix = *PREFIX.get_or_init(|| uuid::Uuid::new_v4().as_u64_pair().0);
+    let count = NEXT.fetch_add(1, Ordering::Relaxed);
+    MessageId::String(
+        uuid::Uuid::from_u64_pair(prefix, count)
+            .simple()
+            .to_string(),
+    )
 }
 
 /// A time given as `timestamp` (or `long` milliseconds, as Python re-encodes some).
@@ -182,6 +199,24 @@ mod tests {
         assert_eq!(parsed.time_to_live, Some(Duration::from_millis(9_000)));
         assert_eq!(stored.header().unwrap(), message.header().unwrap());
         assert_eq!(stored.body().unwrap(), message.body().unwrap());
+    }
+
+    #[test]
+    fn assigned_message_ids_are_distinct_and_share_the_process_prefix() {
+        let ids: Vec<String> = (0..3)
+            .map(|_| match assigned_message_id() {
+                MessageId::String(id) => id,
+                other => panic!("not a string: {other:?}"),
+            })
+            .collect();
+        assert!(
+            ids.iter()
+                .all(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+        );
+        assert!(
+            ids.windows(2)
+                .all(|pair| pair[0] != pair[1] && pair[0][..16] == pair[1][..16])
+        );
     }
 
     #[test]
