@@ -65,6 +65,8 @@ QUEUES = {
     "q-volume": {},
     "q-full-batch": {},
     "q-oversize": {},
+    # MaxSizeInMegabytes is Busbar's extension of the emulator schema (test_errors.py).
+    "q-quota": {"MaxSizeInMegabytes": 1},
     "q-auth": {},
     "q-auth-receive": {},
     "q-restart": {},

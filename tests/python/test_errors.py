@@ -6,9 +6,10 @@ from azure.servicebus.exceptions import (
     MessageSizeExceededError,
     MessagingEntityNotFoundError,
     ServiceBusAuthenticationError,
+    ServiceBusQuotaExceededError,
 )
 
-from support import bodies, connection_string, peek_all, strict_client
+from support import bodies, connection_string, peek_all, receive_exactly, strict_client
 
 # Service Bus (and the emulator) accept messages up to 256 KiB.
 MAX_MESSAGE_SIZE = 256 * 1024
@@ -29,6 +30,24 @@ def test_batch_refuses_a_message_beyond_the_advertised_limit(client):
         assert batch.max_size_in_bytes == MAX_MESSAGE_SIZE
         with pytest.raises(MessageSizeExceededError):
             batch.add_message(ServiceBusMessage("x" * (MAX_MESSAGE_SIZE + 1024)))
+
+
+def test_a_full_queue_refuses_sends_until_messages_are_removed(client):
+    # q-quota holds 1 MB (MaxSizeInMegabytes 1). As in Service Bus, a send is refused once the
+    # stored size has reached the quota, so ten 100 KiB messages fit, the eleventh goes past it.
+    body = "x" * (100 * 1024)
+    with client.get_queue_sender("q-quota") as sender:
+        for _ in range(11):
+            sender.send_messages(ServiceBusMessage(body))
+        with pytest.raises(ServiceBusQuotaExceededError) as raised:
+            sender.send_messages(ServiceBusMessage(body))
+        assert "maximum entity size has been reached or exceeded" in str(raised.value)
+        with client.get_queue_receiver("q-quota") as receiver:
+            for message in receive_exactly(receiver, 2):
+                receiver.complete_message(message)
+        # The same sender link goes on: the refusal was the message's, not the link's.
+        sender.send_messages(ServiceBusMessage(body))
+    assert len(peek_all(client, "q-quota")) == 10
 
 
 def test_sending_to_an_unknown_queue_raises_entity_not_found(broker):

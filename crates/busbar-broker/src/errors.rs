@@ -162,6 +162,17 @@ pub enum BrokerError {
     /// A quota was reached.
     #[error("{0}")]
     ResourceLimitExceeded(String),
+    /// The entity's stored messages reached its size quota (`MaxSizeInMegabytes`); in Service
+    /// Bus's words (the entity itself is named in the tracking suffix).
+    #[error(
+        "The maximum entity size has been reached or exceeded. Size of entity in bytes:{size}, Max entity size in bytes:{max}."
+    )]
+    EntityQuotaExceeded {
+        /// Bytes stored when the send was refused.
+        size: u64,
+        /// The quota in bytes.
+        max: u64,
+    },
     /// The message exceeds the maximum message size.
     #[error(
         "The received message (size {size} bytes) exceeds the limit ({limit} bytes) currently allowed on the link."
@@ -234,7 +245,9 @@ impl BrokerError {
             Self::Argument(_) => (c::ARGUMENT_ERROR, StatusCode::BAD_REQUEST),
             Self::ArgumentOutOfRange(_) => (c::ARGUMENT_OUT_OF_RANGE, StatusCode::BAD_REQUEST),
             Self::Unauthorized(_) => (c::UNAUTHORIZED_ACCESS, StatusCode::UNAUTHORIZED),
-            Self::ResourceLimitExceeded(_) => (c::RESOURCE_LIMIT_EXCEEDED, StatusCode::FORBIDDEN),
+            Self::ResourceLimitExceeded(_) | Self::EntityQuotaExceeded { .. } => {
+                (c::RESOURCE_LIMIT_EXCEEDED, StatusCode::FORBIDDEN)
+            }
             Self::MessageSizeExceeded { .. } => {
                 (c::MESSAGE_SIZE_EXCEEDED, StatusCode::PAYLOAD_TOO_LARGE)
             }

@@ -47,6 +47,10 @@ fn service_bus_limits_on_queue_properties() {
             r#"queue "orders": MaxDeliveryCount 0 is below the minimum of 1"#,
         ),
         (
+            r#""MaxSizeInMegabytes": 0"#,
+            r#"queue "orders": MaxSizeInMegabytes 0 is below the minimum of 1"#,
+        ),
+        (
             r#""MaxDeliveryCount": "3""#,
             r#"queue "orders": MaxDeliveryCount must be a whole number, found "3""#,
         ),
@@ -109,6 +113,11 @@ fn subscription_and_topic_properties_are_checked_in_their_scope() {
     assert_eq!(
         refusal(&subscription(r#""RequiresDuplicateDetection": true"#)),
         r#"config.json: topic "t" subscription "s": unknown property "RequiresDuplicateDetection" in Properties"#
+    );
+    // The size quota is the topic's, as in Service Bus.
+    assert!(
+        refusal(&subscription(r#""MaxSizeInMegabytes": 1"#))
+            .starts_with(r#"config.json: topic "t" subscription "s": unknown property "MaxSizeInMegabytes" in Properties"#)
     );
     let topic = with_entities(
         "",

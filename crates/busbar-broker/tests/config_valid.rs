@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use busbar_broker::EntityName;
 use busbar_broker::config::{
-    self, Config, CorrelationFilter, DEFAULT_RULE_NAME, LoggingTargets, PropertyValue, RuleConfig,
-    RuleFilter, SqlExpression,
+    self, Config, CorrelationFilter, DEFAULT_MAX_SIZE_IN_MEGABYTES, DEFAULT_RULE_NAME,
+    LoggingTargets, PropertyValue, RuleConfig, RuleFilter, SqlExpression,
 };
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -66,6 +66,23 @@ fn the_built_in_default_has_the_emulator_values() {
             console: false
         }
     );
+}
+
+#[test]
+fn max_size_in_megabytes_is_read_on_queues_and_topics_and_defaults_to_1024() {
+    let text = r#"{"UserConfig": {"Namespaces": [{"Name": "sbemulatorns",
+        "Queues": [{"Name": "small", "Properties": {"MaxSizeInMegabytes": 1}}, {"Name": "plain"}],
+        "Topics": [{"Name": "t", "Properties": {"MaxSizeInMegabytes": 5120},
+                    "Subscriptions": [{"Name": "s"}]}]}]}}"#;
+    let config = config::parse(text, "config.json").unwrap();
+    let namespace = &config.namespace;
+    assert_eq!(namespace.queues[0].max_size_in_megabytes, 1);
+    assert_eq!(
+        namespace.queues[1].max_size_in_megabytes,
+        DEFAULT_MAX_SIZE_IN_MEGABYTES
+    );
+    assert_eq!(DEFAULT_MAX_SIZE_IN_MEGABYTES, 1024);
+    assert_eq!(namespace.topics[0].max_size_in_megabytes, 5120);
 }
 
 #[test]

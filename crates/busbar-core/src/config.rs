@@ -11,6 +11,8 @@ pub const MAX_LOCK_DURATION: Duration = Duration::from_secs(5 * 60);
 pub const DEFAULT_LOCK_DURATION: Duration = Duration::from_secs(60);
 /// Service Bus default `MaxDeliveryCount`.
 pub const DEFAULT_MAX_DELIVERY_COUNT: u32 = 10;
+/// Service Bus default entity size (`MaxSizeInMegabytes` 1024), in bytes.
+pub const DEFAULT_MAX_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
 
 /// The properties of one entity that change how its messages behave.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +28,9 @@ pub struct EntityConfig {
     /// Duplicate detection on message-id for this window (`DuplicateDetectionHistoryTimeWindow`);
     /// `None` = duplicate detection off.
     pub duplicate_detection_window: Option<Duration>,
+    /// The entity size quota (`MaxSizeInMegabytes`, in bytes): once the stored messages reach
+    /// it, enqueues are refused with [`CoreError::QuotaExceeded`].
+    pub max_size_bytes: u64,
 }
 
 impl Default for EntityConfig {
@@ -36,6 +41,7 @@ impl Default for EntityConfig {
             default_message_ttl: None,
             dead_lettering_on_message_expiration: false,
             duplicate_detection_window: None,
+            max_size_bytes: DEFAULT_MAX_SIZE_BYTES,
         }
     }
 }
@@ -63,6 +69,11 @@ impl EntityConfig {
                 "duplicate detection window must be positive",
             ));
         }
+        if self.max_size_bytes == 0 {
+            return Err(CoreError::InvalidConfig(
+                "maximum entity size must be positive",
+            ));
+        }
         Ok(())
     }
 
@@ -85,6 +96,7 @@ mod tests {
         assert_eq!(config.validate(), Ok(()));
         assert_eq!(config.lock_duration, Duration::from_secs(60));
         assert_eq!(config.max_delivery_count, 10);
+        assert_eq!(config.max_size_bytes, 1024 * 1024 * 1024);
     }
 
     #[test]
@@ -123,6 +135,11 @@ mod tests {
             ..EntityConfig::default()
         };
         assert!(zero_window.validate().is_err());
+        let zero_size = EntityConfig {
+            max_size_bytes: 0,
+            ..EntityConfig::default()
+        };
+        assert!(zero_size.validate().is_err());
     }
 
     #[test]

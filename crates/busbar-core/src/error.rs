@@ -5,7 +5,8 @@ use crate::time::SequenceNumber;
 /// Why an entity operation was refused. An operation that returns an error changed nothing.
 ///
 /// The broker maps these to AMQP conditions (`LockLost` → `com.microsoft:message-lock-lost`,
-/// `MessageNotFound` → `com.microsoft:message-not-found`, `NotAllowed` → `amqp:not-allowed`, …).
+/// `MessageNotFound` → `com.microsoft:message-not-found`, `NotAllowed` → `amqp:not-allowed`,
+/// `QuotaExceeded` → `amqp:resource-limit-exceeded`, …).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CoreError {
     /// The lock token is unknown, stale (its lock already ended) or its lock has expired.
@@ -20,6 +21,17 @@ pub enum CoreError {
     /// The operation is not allowed in the message's or entity's current state.
     #[error("operation not allowed: {0}")]
     NotAllowed(&'static str),
+    /// The entity's stored messages have reached its size quota (`MaxSizeInMegabytes`); nothing
+    /// more is enqueued until some are removed.
+    #[error(
+        "the maximum entity size has been reached or exceeded: {size} bytes stored, {max} allowed"
+    )]
+    QuotaExceeded {
+        /// Bytes stored when the enqueue was refused.
+        size: u64,
+        /// The quota in bytes.
+        max: u64,
+    },
     /// Stored bytes given to [`Entity::restore`](crate::Entity::restore) are malformed.
     #[error("cannot decode stored entity data: {0}")]
     Decode(&'static str),

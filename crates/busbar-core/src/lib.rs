@@ -9,6 +9,8 @@
 //! * changes to persist queue up as [`Record`]s, drained with [`Entity::drain_records`];
 //! * the next deadline is [`Entity::poll_timeout`], answered with [`Entity::handle_timeout`];
 //! * after a restart, [`Entity::restore`] rebuilds the entity from what the store kept;
+//! * the bytes of stored messages are counted ([`Entity::size_bytes`], O(1)) and enqueues are
+//!   refused once they reach the entity's quota (`MaxSizeInMegabytes`);
 //! * messages carrying a session id are also indexed by session, so a session layer
 //!   (`busbar-sessions`) can take the next message of one session
 //!   ([`Entity::receive_from_session`]) and learn which sessions just got available messages
@@ -48,8 +50,8 @@ mod time;
 
 pub use codec::Record;
 pub use config::{
-    DEFAULT_LOCK_DURATION, DEFAULT_MAX_DELIVERY_COUNT, EntityConfig, MAX_LOCK_DURATION,
-    MIN_LOCK_DURATION,
+    DEFAULT_LOCK_DURATION, DEFAULT_MAX_DELIVERY_COUNT, DEFAULT_MAX_SIZE_BYTES, EntityConfig,
+    MAX_LOCK_DURATION, MIN_LOCK_DURATION,
 };
 pub use entity::{Entity, EntitySnapshot, HeldCopies, Outcome, ReceiveMode, SubQueue};
 pub use error::CoreError;

@@ -250,6 +250,12 @@ pub(crate) struct StoredMessage {
 }
 
 impl StoredMessage {
+    /// What the message counts toward the entity's size quota: its encoded AMQP message, the
+    /// size Service Bus reports for it (the immutable part never changes, so neither does this).
+    pub(crate) fn size_bytes(&self) -> u64 {
+        u64::try_from(self.body.payload.len()).unwrap_or(u64::MAX)
+    }
+
     pub(crate) fn delivery(
         &self,
         sequence: SequenceNumber,

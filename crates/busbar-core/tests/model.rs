@@ -144,6 +144,13 @@ impl Model {
         sequence <= self.durable && !self.is_held(sequence) || self.released.contains(&sequence)
     }
 
+    /// Bytes of the held copies not yet resolved (they count toward the quota but are left out
+    /// of snapshots); every held payload is two bytes (`h0` … `h2`).
+    fn held_bytes(&self) -> u64 {
+        let copies: usize = self.held.iter().map(|held| held.sequences().len()).sum();
+        u64::try_from(copies * 2).unwrap()
+    }
+
     fn is_held(&self, sequence: SequenceNumber) -> bool {
         self.held
             .iter()
@@ -193,6 +200,12 @@ impl Model {
     fn check(&mut self, entity: &Entity, now: Timestamp) {
         entity.check_invariants().unwrap();
         let snapshot = entity.snapshot();
+        let stored: usize = snapshot.messages.iter().map(|(_, d)| d.payload.len()).sum();
+        assert_eq!(
+            entity.size_bytes(),
+            u64::try_from(stored).unwrap() + self.held_bytes(),
+            "the size counted is not the sum over stored and held messages"
+        );
         let present: BTreeSet<_> = snapshot.messages.iter().map(|(_, d)| d.sequence).collect();
         for sequence in &present {
             assert!(
@@ -333,8 +346,15 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                         }),
                     })
                     .collect();
-                let outcomes = entity.enqueue(messages, now).unwrap();
-                for outcome in outcomes {
+                let size = entity.size_bytes();
+                let full = size >= config.max_size_bytes;
+                let result = guarded(&mut entity, |e| e.enqueue(messages, now));
+                let refusal = CoreError::QuotaExceeded {
+                    size,
+                    max: config.max_size_bytes,
+                };
+                assert_eq!(result.as_ref().err(), full.then_some(&refusal));
+                for outcome in result.unwrap_or_default() {
                     if let EnqueueOutcome::Enqueued(sequence) = outcome {
                         model.accepted(&entity, sequence);
                     }
@@ -485,7 +505,13 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                         ..NewMessage::default()
                     })
                     .collect();
-                let held = entity.hold(messages, now).unwrap();
+                let size = entity.size_bytes();
+                let result = guarded(&mut entity, |e| e.hold(messages, now));
+                if size >= config.max_size_bytes {
+                    assert!(matches!(result, Err(CoreError::QuotaExceeded { .. })));
+                    continue;
+                }
+                let held = result.unwrap();
                 assert_eq!(held.records.len(), held.sequences().len());
                 assert!(!entity.has_records(), "held inserts were queued");
                 model.held.push(held);
@@ -512,6 +538,11 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
         store.apply(entity.drain_records());
         let restored = store.restore(config.clone(), now);
         restored.check_invariants().unwrap();
+        assert_eq!(
+            restored.size_bytes() + model.held_bytes(),
+            entity.size_bytes(),
+            "restart recounts what was stored"
+        );
         let (restored, live) = (restored.snapshot(), entity.snapshot().without_locks());
         assert_eq!(restored.messages, live.messages, "replay differs");
         // Numbers of held copies are used but stored only once released.
@@ -526,14 +557,24 @@ fn config() -> impl Strategy<Value = EntityConfig> {
         proptest::option::of(20..400u64),
         any::<bool>(),
         proptest::option::of(1..60u64),
+        // Payloads are 2 bytes: small quotas are reached within a few enqueues.
+        prop_oneof![4..40u64, Just(busbar_core::DEFAULT_MAX_SIZE_BYTES)],
     )
         .prop_map(
-            |(lock_s, max_delivery_count, ttl_s, dead_letter_on_expiry, window_s)| EntityConfig {
+            |(
+                lock_s,
+                max_delivery_count,
+                ttl_s,
+                dead_letter_on_expiry,
+                window_s,
+                max_size_bytes,
+            )| EntityConfig {
                 lock_duration: Duration::from_secs(lock_s),
                 max_delivery_count,
                 default_message_ttl: ttl_s.map(Duration::from_secs),
                 dead_lettering_on_message_expiration: dead_letter_on_expiry,
                 duplicate_detection_window: window_s.map(Duration::from_secs),
+                max_size_bytes,
             },
         )
 }

@@ -1,8 +1,9 @@
 //! Configuration: the Service Bus emulator's `Config.json`, read as-is and validated.
 //!
 //! The file is read exactly as the emulator ships it, `//` comments included. Every property
-//! the emulator's schema lists is understood; any other is refused, so a typo cannot be
-//! silently ignored. Service Bus's own limits are enforced (lock duration 5 s to 5 min,
+//! the emulator's schema lists is understood, plus `MaxSizeInMegabytes` on queues and topics
+//! (Service Bus's size quota, which the emulator fixes at 100 MB); any other is refused, so a
+//! typo cannot be silently ignored. Service Bus's own limits are enforced (lock duration 5 s to 5 min,
 //! MaxDeliveryCount ≥ 1, message TTL 1 s to .NET `TimeSpan.MaxValue`, duplicate-detection
 //! window 5 s to 7 days, forwarding at most 4 hops and never in a loop, no property written
 //! twice); the emulator's quotas (50 entities, 1-hour TTL, MaxDeliveryCount ≤ 10, 50
@@ -20,9 +21,9 @@ use std::path::Path;
 
 pub use duration::{DurationError, parse_duration};
 pub use model::{
-    Config, CorrelationFilter, DEFAULT_RULE_NAME, DeliverySettings, DuplicateDetection,
-    LoggingTargets, MATCH_ALL_SQL, NamespaceConfig, PropertyValue, QueueConfig, RuleConfig,
-    RuleFilter, SqlExpression, SubscriptionConfig, TopicConfig,
+    Config, CorrelationFilter, DEFAULT_MAX_SIZE_IN_MEGABYTES, DEFAULT_RULE_NAME, DeliverySettings,
+    DuplicateDetection, LoggingTargets, MATCH_ALL_SQL, NamespaceConfig, PropertyValue, QueueConfig,
+    RuleConfig, RuleFilter, SqlExpression, SubscriptionConfig, TopicConfig,
 };
 
 /// Why a configuration was refused. The message always starts with the file name.

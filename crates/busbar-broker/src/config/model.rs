@@ -9,6 +9,8 @@ use crate::names::EntityName;
 pub const DEFAULT_RULE_NAME: &str = "$Default";
 /// The filter of [`DEFAULT_RULE_NAME`]: every message matches.
 pub const MATCH_ALL_SQL: &str = "1=1";
+/// Service Bus's default `MaxSizeInMegabytes` of queues and topics.
+pub const DEFAULT_MAX_SIZE_IN_MEGABYTES: u32 = 1024;
 
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +41,8 @@ pub struct QueueConfig {
     pub delivery: DeliverySettings,
     /// Duplicate detection on send.
     pub duplicate_detection: DuplicateDetection,
+    /// The size quota (`MaxSizeInMegabytes`, a Busbar extension of the emulator's schema).
+    pub max_size_in_megabytes: u32,
 }
 
 /// A topic.
@@ -50,6 +54,9 @@ pub struct TopicConfig {
     pub default_message_time_to_live: Duration,
     /// Duplicate detection on send.
     pub duplicate_detection: DuplicateDetection,
+    /// The size quota (`MaxSizeInMegabytes`, a Busbar extension of the emulator's schema),
+    /// enforced on each subscription's stored messages.
+    pub max_size_in_megabytes: u32,
     /// The subscriptions, in file order.
     pub subscriptions: Vec<SubscriptionConfig>,
 }
@@ -184,11 +191,13 @@ impl Config {
                     name: EntityName::from("queue.1"),
                     delivery: delivery.clone(),
                     duplicate_detection,
+                    max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
                 }],
                 topics: vec![TopicConfig {
                     name: EntityName::from("topic.1"),
                     default_message_time_to_live: delivery.default_message_time_to_live,
                     duplicate_detection,
+                    max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
                     subscriptions: vec![SubscriptionConfig {
                         name: EntityName::from("subscription.1"),
                         delivery,

@@ -6,9 +6,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::model::{
-    Config, CorrelationFilter, DeliverySettings, DuplicateDetection, LoggingTargets,
-    NamespaceConfig, PropertyValue, QueueConfig, RuleConfig, RuleFilter, SqlExpression,
-    SubscriptionConfig, TopicConfig,
+    Config, CorrelationFilter, DEFAULT_MAX_SIZE_IN_MEGABYTES, DeliverySettings, DuplicateDetection,
+    LoggingTargets, NamespaceConfig, PropertyValue, QueueConfig, RuleConfig, RuleFilter,
+    SqlExpression, SubscriptionConfig, TopicConfig,
 };
 use super::reader::{DurationLimits, Fields, Invalid, describe_value};
 use crate::names::EntityName;
@@ -48,12 +48,14 @@ const QUEUE_PROPERTIES: &[&str] = &[
     "ForwardTo",
     "LockDuration",
     "MaxDeliveryCount",
+    "MaxSizeInMegabytes",
     "RequiresDuplicateDetection",
     "RequiresSession",
 ];
 const TOPIC_PROPERTIES: &[&str] = &[
     "DefaultMessageTimeToLive",
     "DuplicateDetectionHistoryTimeWindow",
+    "MaxSizeInMegabytes",
     "RequiresDuplicateDetection",
 ];
 const SUBSCRIPTION_PROPERTIES: &[&str] = &[
@@ -199,6 +201,7 @@ fn queue(value: &Value, path: &str) -> Result<QueueConfig, Invalid> {
         name,
         delivery: delivery(properties.as_ref())?,
         duplicate_detection: duplicate_detection(properties.as_ref())?,
+        max_size_in_megabytes: max_size(properties.as_ref())?,
     })
 }
 
@@ -227,6 +230,7 @@ fn topic(value: &Value, path: &str) -> Result<TopicConfig, Invalid> {
         name,
         default_message_time_to_live: time_to_live(properties.as_ref())?,
         duplicate_detection: duplicate_detection(properties.as_ref())?,
+        max_size_in_megabytes: max_size(properties.as_ref())?,
         subscriptions,
     })
 }
@@ -456,6 +460,14 @@ fn duplicate_detection(properties: Option<&Fields<'_>>) -> Result<DuplicateDetec
             "DuplicateDetectionHistoryTimeWindow",
             DUPLICATE_DETECTION_WINDOW,
         )?,
+    })
+}
+
+/// `MaxSizeInMegabytes`: not in the emulator's schema (its size is fixed at 100 MB), accepted
+/// so that a small quota can be configured; at least 1, Service Bus's 1024 by default.
+fn max_size(properties: Option<&Fields<'_>>) -> Result<u32, Invalid> {
+    properties.map_or(Ok(DEFAULT_MAX_SIZE_IN_MEGABYTES), |fields| {
+        fields.count_at_least("MaxSizeInMegabytes", 1, DEFAULT_MAX_SIZE_IN_MEGABYTES)
     })
 }
 

@@ -20,7 +20,7 @@ fn suffix(entity: &str) -> String {
 }
 
 /// How many variants `BrokerError` has.
-const VARIANTS: usize = 18;
+const VARIANTS: usize = 19;
 
 /// A number per variant. The match has no wildcard, so a new variant does not compile until it
 /// is numbered here, and then the table test fails until the table covers it too.
@@ -44,6 +44,7 @@ fn variant_number(error: &BrokerError) -> usize {
         BrokerError::Internal(_) => 15,
         BrokerError::ShuttingDown => 16,
         BrokerError::RuleNotFound { .. } => 17,
+        BrokerError::EntityQuotaExceeded { .. } => 18,
     }
 }
 
@@ -139,6 +140,15 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             c::RESOURCE_LIMIT_EXCEEDED,
             403,
             "entity full",
+        ),
+        (
+            BrokerError::EntityQuotaExceeded {
+                size: 1_048_700,
+                max: 1_048_576,
+            },
+            c::RESOURCE_LIMIT_EXCEEDED,
+            403,
+            "The maximum entity size has been reached or exceeded. Size of entity in bytes:1048700, Max entity size in bytes:1048576.",
         ),
         (
             BrokerError::MessageSizeExceeded {

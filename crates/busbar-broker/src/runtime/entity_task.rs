@@ -430,6 +430,7 @@ pub(crate) fn core_error(error: CoreError) -> BrokerError {
         },
         CoreError::NotAllowed(reason) => BrokerError::NotAllowed(reason.to_owned()),
         CoreError::InvalidConfig(reason) => BrokerError::Argument(reason.to_owned()),
+        CoreError::QuotaExceeded { size, max } => BrokerError::EntityQuotaExceeded { size, max },
         CoreError::Decode(reason) => BrokerError::Internal(reason.to_owned()),
     }
 }

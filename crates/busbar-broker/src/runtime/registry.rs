@@ -283,7 +283,11 @@ pub(crate) fn build(
         (handle, id)
     };
     for queue in &namespace.queues {
-        let config = entity_config(&queue.delivery, Some(queue.duplicate_detection));
+        let config = entity_config(
+            &queue.delivery,
+            Some(queue.duplicate_detection),
+            queue.max_size_in_megabytes,
+        );
         let (handle, _) = open(
             queue.name.to_string(),
             config,
@@ -308,8 +312,14 @@ pub(crate) fn build(
                 source,
             })?;
             // A topic's duplicate detection applied at each subscription drops exactly the
-            // copies a topic-level check would have dropped.
-            let config = entity_config(&subscription.delivery, Some(topic.duplicate_detection));
+            // copies a topic-level check would have dropped. Its size quota bounds each
+            // subscription on its own (Service Bus counts a message once across them; see
+            // ARCHITECTURE.md, "Entity size quota").
+            let config = entity_config(
+                &subscription.delivery,
+                Some(topic.duplicate_detection),
+                topic.max_size_in_megabytes,
+            );
             let (handle, id) = open(path, config, subscription.delivery.requires_session);
             // Rules changed through add-rule / remove-rule replace the configured ones.
             let rules = match rule_changes::persisted(recovered, id) {
@@ -340,6 +350,7 @@ pub(crate) fn build(
 fn entity_config(
     delivery: &DeliverySettings,
     duplicates: Option<DuplicateDetection>,
+    max_size_in_megabytes: u32,
 ) -> EntityConfig {
     EntityConfig {
         lock_duration: delivery.lock_duration,
@@ -349,6 +360,7 @@ fn entity_config(
         duplicate_detection_window: duplicates
             .filter(|d| d.enabled)
             .map(|d| d.history_time_window),
+        max_size_bytes: u64::from(max_size_in_megabytes) * 1024 * 1024,
     }
 }
 

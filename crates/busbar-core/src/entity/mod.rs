@@ -112,6 +112,9 @@ impl Entity {
     /// A message carrying [`NewMessage::dead_letter`] goes into the dead-letter sub-queue
     /// instead (duplicate detection applies to it all the same).
     ///
+    /// Refused with [`CoreError::QuotaExceeded`] when the stored messages have already reached
+    /// the entity's `max_size_bytes` (as in Service Bus, the last batch accepted may go past it).
+    ///
     /// New messages are *pending*: no receive, peek or session hand-out sees them until the
     /// caller reports their insert records durable with [`mark_durable`](Entity::mark_durable),
     /// so a send whose sync fails is never delivered.
@@ -124,6 +127,13 @@ impl Entity {
         let count = i64::try_from(messages.len()).map_err(|_| exhausted.clone())?;
         if self.next_sequence.checked_add(count).is_none() {
             return Err(exhausted);
+        }
+        let size = self.size_bytes();
+        if size >= self.config.max_size_bytes {
+            return Err(CoreError::QuotaExceeded {
+                size,
+                max: self.config.max_size_bytes,
+            });
         }
         self.duplicates.forget_expired(now);
         let mut outcomes = Vec::with_capacity(messages.len());
@@ -318,6 +328,12 @@ impl Entity {
     /// Messages of a sub-queue a receive could hand out now (before running due timers).
     pub fn available_len(&self, queue: SubQueue) -> usize {
         self.queue(queue).available_len()
+    }
+
+    /// Bytes of the messages stored in both sub-queues, in every state (scheduled, deferred,
+    /// locked, dead-lettered and not yet durable alike): what counts toward the size quota. O(1).
+    pub fn size_bytes(&self) -> u64 {
+        self.main.size_bytes() + self.dead_letter.size_bytes()
     }
 
     /// Peek-locks held across both sub-queues.

@@ -23,6 +23,8 @@ pub(crate) struct Queue {
     sessions: Option<SessionIndex>,
     /// Whether messages here expire (the dead-letter queue's never do).
     expiring: bool,
+    /// Payload bytes of every message here, in every stage (what counts toward the quota).
+    size_bytes: u64,
 }
 
 impl Queue {
@@ -37,6 +39,7 @@ impl Queue {
             expiry: BTreeSet::new(),
             sessions: main.then(SessionIndex::default),
             expiring: main,
+            size_bytes: 0,
         }
     }
 
@@ -52,6 +55,11 @@ impl Queue {
 
     pub(crate) fn len(&self) -> usize {
         self.messages.len()
+    }
+
+    /// Payload bytes of the messages here. O(1).
+    pub(crate) fn size_bytes(&self) -> u64 {
+        self.size_bytes
     }
 
     pub(crate) fn available_len(&self) -> usize {
@@ -124,12 +132,14 @@ impl Queue {
         if let (Some(index), Some(session)) = (&mut self.sessions, &message.body.session_id) {
             index.add(session, sequence, keys.available.is_some());
         }
+        self.size_bytes += message.size_bytes();
         self.messages.insert(sequence, message);
         self.apply(keys, true);
     }
 
     pub(crate) fn remove(&mut self, sequence: SequenceNumber) -> Option<StoredMessage> {
         let message = self.messages.remove(&sequence)?;
+        self.size_bytes -= message.size_bytes();
         self.unindex_session(sequence, &message);
         self.apply(IndexKeys::of(self.expiring, sequence, &message), false);
         Some(message)
@@ -177,10 +187,12 @@ impl Queue {
         edit(&mut self.expiry, keys.expiry, add);
     }
 
-    /// Checks that each index holds exactly the messages whose stage puts them there.
+    /// Checks that each index holds exactly the messages whose stage puts them there, and that
+    /// the size counted is the sum over the messages.
     pub(crate) fn check_indices(&self) -> Result<(), String> {
         let mut expected = Queue::new(self.expiring);
         for (sequence, message) in &self.messages {
+            expected.size_bytes += message.size_bytes();
             let keys = IndexKeys::of(self.expiring, *sequence, message);
             if let (Some(index), Some(session)) = (&mut expected.sessions, &message.body.session_id)
             {
@@ -207,6 +219,12 @@ impl Queue {
         }
         if expected.expiry != self.expiry {
             return Err("expiry index out of step with message stages".to_owned());
+        }
+        if expected.size_bytes != self.size_bytes {
+            return Err(format!(
+                "{} bytes counted, {} stored",
+                self.size_bytes, expected.size_bytes
+            ));
         }
         Ok(())
     }
