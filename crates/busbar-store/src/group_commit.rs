@@ -241,6 +241,11 @@ fn run_writer<S: Storage>(mut storage: S, shared: &Shared, compaction: bool) -> 
         if compaction {
             compaction_due = storage.compact().is_ok_and(|report| report.more);
         }
+        // Only while nothing waits, so preallocating never delays a group; under sustained
+        // load appends simply extend the file. A failure only means the next syncs cost more.
+        if shared.lock().pending.is_empty() {
+            let _ = storage.preallocate();
+        }
     }
     storage
 }

@@ -39,6 +39,13 @@ pub trait Storage: Send {
     /// A step may sync (which makes earlier appends durable too) before it deletes anything, so
     /// it is crash-safe at every point. IO failures poison the store.
     fn compact(&mut self) -> Result<CompactionReport, StoreError>;
+
+    /// Prepares room for later appends so that syncing them is cheaper; the writer calls it
+    /// when it has nothing queued. Writes nothing a recovery would read as a record. A failure
+    /// does not poison the store (appends still work without it). Does nothing by default.
+    fn preallocate(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// What one compaction step did.

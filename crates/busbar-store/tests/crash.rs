@@ -86,6 +86,9 @@ fn crash_child_writer() {
         writeln!(stdout, "durable {step}").unwrap();
         stdout.flush().unwrap();
         store.compact().unwrap();
+        // As the group-commit writer does when idle: kills also land in zero tails and in
+        // the cutting back of a sealed segment.
+        store.preallocate().unwrap();
         step += 1;
     }
 }

@@ -9,7 +9,6 @@ mod segment;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Poison, StoreError};
@@ -23,6 +22,9 @@ use segment::SegmentId;
 
 /// Encoding-buffer capacity kept between batches.
 const KEPT_BUFFER_CAPACITY: usize = 1 << 20;
+/// How far past its data [`Storage::preallocate`] keeps the head written with zeros; it tops
+/// up once less than half of this is left.
+const PREALLOCATE_AHEAD: u64 = 1 << 20;
 
 /// Tuning for [`FileStorage`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,12 @@ impl Default for FileOptions {
 /// format version and the log position of its first record. Appends go to the newest segment
 /// (one `write` per batch); [`sync`](Storage::sync) is one `fdatasync`. A segment is synced
 /// before the next one is created, so only the last segment can have a torn tail.
+///
+/// [`preallocate`](Storage::preallocate) writes zeros ahead of the head's data, so that later
+/// appends overwrite blocks the file already has: their `fdatasync` then only flushes data,
+/// where appending past the end of the file also commits the new size to the file system's
+/// journal. Zeros never form a valid frame, so a zero tail reads as the end of the log; a
+/// segment is cut back to its data before it is sealed.
 ///
 /// [`open`](FileStorage::open) reads the whole journal once: a bad frame in the last segment is
 /// cut off there (it was never synced); anywhere else it fails with [`StoreError::Corrupt`]
@@ -91,6 +99,8 @@ struct SegmentInfo {
 struct Head {
     id: SegmentId,
     file: File,
+    /// The file's length: its data plus any zeros preallocated after them.
+    allocated: u64,
 }
 
 impl FileStorage {
@@ -119,9 +129,11 @@ impl FileStorage {
             })
             .collect();
         let head = match scan.segments.last() {
+            // The scan cut any torn or zero tail: the file ends with its data.
             Some(last) => Head {
                 id: last.id,
-                file: segment::open_for_append(&last.id.path_in(&dir))?,
+                file: segment::open_for_writing(&last.id.path_in(&dir))?,
+                allocated: last.len,
             },
             None => {
                 let id = SegmentId(1);
@@ -129,7 +141,11 @@ impl FileStorage {
                 let file = segment::create(&dir, id, first_lsn)?;
                 let len = HEADER_LEN as u64;
                 segments.insert(id, SegmentInfo { first_lsn, len });
-                Head { id, file }
+                Head {
+                    id,
+                    file,
+                    allocated: len,
+                }
             }
         };
         Ok(FileStorage {
@@ -153,7 +169,8 @@ impl FileStorage {
         &self.dir
     }
 
-    /// Bytes currently used by segment files.
+    /// Bytes of headers and records in segment files (the head's preallocated zeros, at most
+    /// 1 MiB, are not counted).
     pub fn disk_usage(&self) -> u64 {
         self.segments.values().map(|s| s.len).sum()
     }
@@ -202,14 +219,15 @@ impl FileStorage {
         if head_len > HEADER_LEN as u64 && head_len + batch_len > self.options.segment_size {
             self.rotate()?;
         }
-        let path = self.head.id.path_in(&self.dir);
-        if let Err(error) = self.head.file.write_all(&self.encoded) {
+        let mut offset = self.head_len();
+        if let Err(error) = segment::write_at(&self.head.file, &self.encoded, offset) {
+            let path = self.head.id.path_in(&self.dir);
             return Err(self.poison.set(StoreError::io("write", path, error)));
         }
-        let mut offset = self.head_len();
         if let Some(head) = self.segments.get_mut(&self.head.id) {
             head.len += batch_len;
         }
+        self.head.allocated = self.head.allocated.max(offset + batch_len);
         for (record, &len) in records.iter().zip(&self.frame_lens) {
             let location = Location {
                 segment: self.head.id,
@@ -225,10 +243,16 @@ impl FileStorage {
         Ok(self.last)
     }
 
-    /// Seals the head (synced, so only the newest segment can ever have a torn tail) and starts
-    /// a new one.
+    /// Seals the head (cut back to its data and synced, so only the newest segment can ever
+    /// have a torn or zero tail) and starts a new one.
     fn rotate(&mut self) -> Result<(), StoreError> {
         let path = self.head.id.path_in(&self.dir);
+        let len = self.head_len();
+        if self.head.allocated > len
+            && let Err(error) = self.head.file.set_len(len)
+        {
+            return Err(self.poison.set(StoreError::io("truncate", path, error)));
+        }
         if let Err(error) = self.head.file.sync_data() {
             return Err(self.poison.set(StoreError::io("sync", path, error)));
         }
@@ -240,7 +264,11 @@ impl FileStorage {
         };
         let len = HEADER_LEN as u64;
         self.segments.insert(id, SegmentInfo { first_lsn, len });
-        self.head = Head { id, file };
+        self.head = Head {
+            id,
+            file,
+            allocated: len,
+        };
         Ok(())
     }
 }
@@ -288,5 +316,24 @@ impl Storage for FileStorage {
 
     fn compact(&mut self) -> Result<CompactionReport, StoreError> {
         self.compact_step()
+    }
+
+    /// Tops the head's zeros up to [`PREALLOCATE_AHEAD`] past its data (never past
+    /// `segment_size`). A failure leaves at most some extra zeros, which read as the end of the
+    /// log, so it does not poison the store.
+    fn preallocate(&mut self) -> Result<(), StoreError> {
+        self.poison.check()?;
+        let len = self.head_len();
+        let target = (len + PREALLOCATE_AHEAD).min(self.options.segment_size);
+        if self.head.allocated >= target.min(len + PREALLOCATE_AHEAD / 2) {
+            return Ok(());
+        }
+        let from = self.head.allocated.max(len);
+        if let Err(error) = segment::write_zeros(&self.head.file, from, target) {
+            let path = self.head.id.path_in(&self.dir);
+            return Err(StoreError::io("preallocate", path, error));
+        }
+        self.head.allocated = target;
+        Ok(())
     }
 }

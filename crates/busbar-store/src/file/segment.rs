@@ -2,6 +2,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -11,6 +12,8 @@ use crate::file::format;
 use crate::record::Lsn;
 
 const SUFFIX: &str = ".seg";
+/// Zeros written per call when preallocating.
+static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 const LOCK_FILE: &str = "LOCK";
 
 /// Orders segments: a newer segment has a larger id.
@@ -61,10 +64,11 @@ pub(crate) fn read_all(path: &Path) -> Result<Bytes, StoreError> {
 }
 
 /// Creates a segment holding only its header, durable (file and directory entry) on return.
+/// Writes to the returned file go to explicit offsets (see [`write_at`]).
 pub(crate) fn create(dir: &Path, id: SegmentId, first_lsn: Lsn) -> Result<File, StoreError> {
     let path = id.path_in(dir);
     let mut file = OpenOptions::new()
-        .append(true)
+        .write(true)
         .create_new(true)
         .open(&path)
         .map_err(|e| StoreError::io("create", &path, e))?;
@@ -76,12 +80,29 @@ pub(crate) fn create(dir: &Path, id: SegmentId, first_lsn: Lsn) -> Result<File, 
     Ok(file)
 }
 
-/// Opens an existing segment for appending at its end.
-pub(crate) fn open_for_append(path: &Path) -> Result<File, StoreError> {
+/// Opens an existing segment for writing at explicit offsets (see [`write_at`]).
+pub(crate) fn open_for_writing(path: &Path) -> Result<File, StoreError> {
     OpenOptions::new()
-        .append(true)
+        .write(true)
         .open(path)
         .map_err(|e| StoreError::io("open", path, e))
+}
+
+/// Writes all of `bytes` at `offset`. Offsets rather than append mode, because the head may
+/// already extend past its data with preallocated zeros.
+pub(crate) fn write_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    file.write_all_at(bytes, offset)
+}
+
+/// Writes zeros over `from..to` (not synced: the next sync of the file carries them).
+pub(crate) fn write_zeros(file: &File, from: u64, to: u64) -> std::io::Result<()> {
+    let mut offset = from;
+    while offset < to {
+        let len = usize::try_from(to - offset).map_or(ZEROS.len(), |len| len.min(ZEROS.len()));
+        file.write_all_at(&ZEROS[..len], offset)?;
+        offset += len as u64;
+    }
+    Ok(())
 }
 
 /// Cuts a segment at `len` bytes (dropping a torn tail) and makes the cut durable.

@@ -10,5 +10,6 @@ mod corruption;
 mod faults;
 mod group_commit;
 mod model;
+mod preallocate;
 mod support;
 mod torn_write;

@@ -1,5 +1,6 @@
 //! Torn writes: the journal cut at every byte offset inside its last record must recover the
-//! state synced before that record.
+//! state synced before that record, whether the file ends there or continues with the zeros
+//! of a preallocated tail.
 
 use busbar_store::{FileOptions, FileStorage, Record, Recovered, Storage};
 use bytes::Bytes;
@@ -36,13 +37,20 @@ fn journal_with_last_record(last: Record) -> (Vec<u8>, usize, Recovered, Recover
     (std::fs::read(&path).unwrap(), start, before, after)
 }
 
+/// Cuts the last record at every offset, once with the file ending at the cut and once with
+/// zeros after it up to past the record's end (an overwrite of preallocated space that never
+/// completed).
 fn check_every_cut(last: Record) {
     let (journal, start, before, after) = journal_with_last_record(last);
     assert_ne!(before, after);
-    for cut in start..=journal.len() {
+    for (cut, zero_tail) in (start..=journal.len()).flat_map(|cut| [(cut, false), (cut, true)]) {
         let dir = TestDir::new("torn-cut");
         let name = "0000000000000001.seg";
-        std::fs::write(dir.path().join(name), &journal[..cut]).unwrap();
+        let mut bytes = journal[..cut].to_vec();
+        if zero_tail {
+            bytes.resize(journal.len() + 4096, 0);
+        }
+        std::fs::write(dir.path().join(name), &bytes).unwrap();
         let mut store = FileStorage::open(dir.path(), FileOptions::default()).unwrap();
         let recovered = store.recover().unwrap();
         let expected = if cut == journal.len() {
@@ -50,14 +58,22 @@ fn check_every_cut(last: Record) {
         } else {
             &before
         };
-        assert_eq!(&recovered, expected, "cut at {cut} of {}", journal.len());
-        // The torn bytes are gone for good: new appends follow the valid data.
-        if cut < journal.len() {
-            assert_eq!(
-                std::fs::metadata(dir.path().join(name)).unwrap().len() as usize,
-                start
-            );
-        }
+        assert_eq!(
+            &recovered,
+            expected,
+            "cut at {cut} of {}, zero tail {zero_tail}",
+            journal.len()
+        );
+        // The torn bytes (and zeros) are gone for good: new appends follow the valid data.
+        let kept = if cut < journal.len() {
+            start
+        } else {
+            journal.len()
+        };
+        assert_eq!(
+            std::fs::metadata(dir.path().join(name)).unwrap().len() as usize,
+            kept
+        );
         store.append(&[insert(50, "later", "s")]).unwrap();
         store.sync().unwrap();
         drop(store);
