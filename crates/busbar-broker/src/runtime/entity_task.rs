@@ -14,6 +14,7 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use super::atomic_send::{AtomicSend, HeldPart, HeldResolution};
 use super::clock::Clock;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult};
@@ -69,6 +70,11 @@ pub(crate) struct EntityTask {
     /// The highest sequence number whose insert is durable, set by the writer's completions.
     durable: Arc<watch::Sender<i64>>,
     durable_seen: watch::Receiver<i64>,
+    /// Parts of sends to several entities held in this batch, reported after its commit.
+    held_parts: Vec<(AtomicSend, Result<HeldPart, BrokerError>)>,
+    /// What became of held copies, sent by the writer's completions.
+    resolutions: mpsc::UnboundedSender<HeldResolution>,
+    resolved: mpsc::UnboundedReceiver<HeldResolution>,
 }
 
 impl EntityTask {
@@ -82,6 +88,7 @@ impl EntityTask {
         let entity = entity.into();
         // What the entity starts with (restored from the store, or nothing) is durable.
         let (durable, durable_seen) = watch::channel(entity.core().high_water());
+        let (resolutions, resolved) = mpsc::unbounded_channel();
         Self {
             entity,
             id,
@@ -93,12 +100,16 @@ impl EntityTask {
             retry_at: None,
             durable: Arc::new(durable),
             durable_seen,
+            held_parts: Vec::new(),
+            resolutions,
+            resolved,
         }
     }
 
     /// Runs until every sender of the inbox is gone, then submits what is left.
     pub(crate) async fn run(mut self, mut inbox: mpsc::Receiver<EntityCommand>) {
         let mut commands = Vec::with_capacity(BATCH);
+        let mut resolutions = Vec::new();
         loop {
             let deadline = [
                 self.entity
@@ -118,6 +129,8 @@ impl EntityTask {
                 () = sleep_until(deadline) => {}
                 // The sender lives in `self`: the channel never closes while we run.
                 _ = self.durable_seen.changed() => {}
+                // Likewise.
+                Some(resolution) = self.resolved.recv() => resolutions.push(resolution),
             }
             self.retry_at = None;
             let now = self.clock.now();
@@ -125,6 +138,13 @@ impl EntityTask {
             let through = *self.durable_seen.borrow_and_update();
             self.entity
                 .mark_durable(busbar_core::SequenceNumber(through), now);
+            // Before the commands: a reply that a send was stored went out after its resolution.
+            while let Ok(resolution) = self.resolved.try_recv() {
+                resolutions.push(resolution);
+            }
+            for resolution in resolutions.drain(..) {
+                self.entity.resolve_held(&resolution, now);
+            }
             let mut pending = Vec::new();
             for command in commands.drain(..) {
                 self.handle(command, now, &mut pending);
@@ -155,6 +175,15 @@ impl EntityTask {
                 } else {
                     reply(result);
                 }
+            }
+            EntityCommand::Hold { messages, send } => {
+                let id = self.id;
+                let part = self.entity.hold(messages, now).map(|held| HeldPart {
+                    sequences: held.sequences(),
+                    records: held.records.into_iter().map(|r| tag(id, r)).collect(),
+                    resolutions: self.resolutions.clone(),
+                });
+                self.held_parts.push((send, part));
             }
             EntityCommand::Flow {
                 receiver,
@@ -363,8 +392,18 @@ impl EntityTask {
         }
     }
 
-    /// Submits the batch's records; the pending replies run once they are durable.
+    /// Submits the batch's records, then reports the parts of sends to several entities held
+    /// in it: a send's single submission, made by whichever entity reports last, so queues
+    /// behind every record its copies may rest on (the original of a duplicate).
     fn commit(&mut self, pending: Vec<Pending>) {
+        self.submit(pending);
+        for (send, part) in std::mem::take(&mut self.held_parts) {
+            send.report(part, &self.store);
+        }
+    }
+
+    /// Submits the batch's records; the pending replies run once they are durable.
+    fn submit(&mut self, pending: Vec<Pending>) {
         let id = self.id;
         // Every insert drained here has a sequence number at most this.
         let through = self.entity.core().high_water();
@@ -435,7 +474,8 @@ pub(crate) fn core_error(error: CoreError) -> BrokerError {
     }
 }
 
-fn store_error(error: StoreError) -> BrokerError {
+/// A store failure as the client hears it.
+pub(crate) fn store_error(error: StoreError) -> BrokerError {
     BrokerError::StoreUnavailable {
         reason: error.to_string(),
     }
@@ -448,5 +488,7 @@ async fn sleep_until(deadline: Option<Instant>) {
     }
 }
 
+#[cfg(test)]
+mod held_tests;
 #[cfg(test)]
 mod tests;

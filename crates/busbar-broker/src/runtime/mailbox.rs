@@ -4,11 +4,12 @@
 
 use busbar_amqp::engine::{DeliveryId, LinkId};
 use busbar_amqp::performatives::DeliveryState;
-use busbar_core::{Delivery, LockToken, ReceiveMode, SubQueue, Timestamp};
+use busbar_core::{Delivery, LockToken, NewMessage, ReceiveMode, SubQueue, Timestamp};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
+use super::atomic_send::AtomicSend;
 use super::management::{Operation, OperationResult, SessionOperation};
 use super::request::Request;
 use crate::errors::BrokerError;
@@ -36,6 +37,14 @@ pub(crate) enum EntityCommand {
         operation: Operation,
         /// Where the outcome goes.
         reply: Reply,
+    },
+    /// Hold this entity's copies of a send to several entities and report them to the send
+    /// (see [`AtomicSend`]).
+    Hold {
+        /// The copies for this entity.
+        messages: Vec<NewMessage>,
+        /// The send they belong to.
+        send: AtomicSend,
     },
     /// A receive link's credit as an absolute limit: the entity delivers while the number of
     /// deliveries it made to the link stays below `limit` (AMQP delivery-count arithmetic).

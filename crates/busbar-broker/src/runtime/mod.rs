@@ -2,6 +2,7 @@
 //! start-up (recovery, stable entity ids) and shutdown (close connections, finish syncs) that
 //! tie them to one `busbar_store::GroupCommit`.
 
+mod atomic_send;
 mod clock;
 mod connection;
 mod entity_task;

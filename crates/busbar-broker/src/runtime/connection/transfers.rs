@@ -2,8 +2,6 @@
 //! entity deliveries sent on receive links; client settlements applied and echoed; credit
 //! passed on to the entity as an absolute limit.
 
-use std::sync::{Arc, Mutex};
-
 use busbar_amqp::engine::{
     Connection, DeliveryId, DispositionUpdate, IncomingTransfer, LinkId, OutgoingDelivery,
 };
@@ -16,6 +14,7 @@ use super::attach::SEND_CREDIT;
 use super::{BrokerConnection, LinkKind};
 use crate::address::EntityPath;
 use crate::errors::BrokerError;
+use crate::runtime::atomic_send::AtomicSend;
 use crate::runtime::entity_task::session_error;
 use crate::runtime::inbound::messages_of_transfer;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Reply, post_entity};
@@ -282,67 +281,37 @@ fn refusal(targets: &[(EntityHandle, Vec<NewMessage>)]) -> Option<BrokerError> {
         .map(session_error)
 }
 
-/// Stores messages in every target entity; the reply reports the first failure once every
-/// entity has answered (a message no subscription selects is accepted and dropped, as in
-/// Service Bus). A topic send is therefore `accepted` only when every copy is durable and
-/// rejected when any copy fails, but beyond the up-front `refusal` it is not atomic: the copies
-/// other subscriptions stored before the failure stay there and are delivered (a retried send
-/// adds a second copy to them unless the topic has duplicate detection). Hiding them would need a two-phase enqueue across
-/// entity tasks, which the core does not offer.
+/// Stores messages in every target entity (a message no subscription selects is accepted and
+/// dropped, as in Service Bus). One target takes the plain enqueue path. Several targets (a
+/// topic with two or more selected subscriptions, `ForwardTo` chains ending in one) make one
+/// [`AtomicSend`]: every copy is held invisibly, all insert records are stored in one
+/// submission (recovered all or nothing after a crash), and only then are the copies released
+/// for receive and peek, before the `accepted` goes out. If any entity refuses its copies or
+/// the store fails, every copy is discarded and never delivered; the client gets the error.
 fn store_everywhere(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply) {
-    if let [(entity, _)] = &targets[..] {
-        let inbox = entity.inbox.clone();
-        let messages = targets
-            .into_iter()
-            .flat_map(|(_, messages)| messages)
-            .collect();
-        post_entity(
-            &inbox,
-            EntityCommand::Execute {
-                sub_queue: SubQueue::Main,
-                operation: Operation::Enqueue(messages),
-                reply,
-            },
-        );
-        return;
+    match &targets[..] {
+        [] => reply(Ok(OperationResult::Done)),
+        [(entity, _)] => {
+            let inbox = entity.inbox.clone();
+            let messages = targets
+                .into_iter()
+                .flat_map(|(_, messages)| messages)
+                .collect();
+            post_entity(
+                &inbox,
+                EntityCommand::Execute {
+                    sub_queue: SubQueue::Main,
+                    operation: Operation::Enqueue(messages),
+                    reply,
+                },
+            );
+        }
+        _ => {
+            let send = AtomicSend::new(targets.len(), reply);
+            for (entity, messages) in targets {
+                let send = send.clone();
+                post_entity(&entity.inbox, EntityCommand::Hold { messages, send });
+            }
+        }
     }
-    if targets.is_empty() {
-        reply(Ok(OperationResult::Done));
-        return;
-    }
-    let join = Arc::new(Mutex::new(Join {
-        remaining: targets.len(),
-        result: Ok(OperationResult::Done),
-        reply: Some(reply),
-    }));
-    for (entity, messages) in targets {
-        let join = Arc::clone(&join);
-        post_entity(
-            &entity.inbox,
-            EntityCommand::Execute {
-                sub_queue: SubQueue::Main,
-                operation: Operation::Enqueue(messages),
-                reply: Box::new(move |result| {
-                    let mut join = join.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    if let Err(error) = result {
-                        join.result = join.result.clone().and(Err(error));
-                    }
-                    join.remaining -= 1;
-                    if join.remaining == 0 {
-                        let result = join.result.clone();
-                        if let Some(reply) = join.reply.take() {
-                            reply(result);
-                        }
-                    }
-                }),
-            },
-        );
-    }
-}
-
-/// The replies of a send to several entities still outstanding.
-struct Join {
-    remaining: usize,
-    result: Result<OperationResult, BrokerError>,
-    reply: Option<Reply>,
 }

@@ -1,12 +1,13 @@
 //! What an entity task owns: a plain core entity, or (for `RequiresSession`) a session entity
 //! over one; the operations whose rules differ between the two go through here.
 
-use busbar_core::{EnqueueOutcome, Entity, NewMessage, SequenceNumber, Timestamp};
+use busbar_core::{EnqueueOutcome, Entity, HeldCopies, NewMessage, SequenceNumber, Timestamp};
 use busbar_sessions::{SessionEntity, SessionError, SessionLimits, StateRecord};
 use busbar_store::{EntityId, Record, Recovered};
 
 use super::{core_error, tag};
 use crate::errors::BrokerError;
+use crate::runtime::atomic_send::HeldResolution;
 
 /// The entity an entity task owns (boxed: the two differ much in size).
 pub(crate) enum OwnedEntity {
@@ -87,6 +88,31 @@ impl OwnedEntity {
         match self {
             OwnedEntity::Plain(entity) => entity.enqueue(messages, now).map_err(core_error),
             OwnedEntity::Sessions(entity) => entity.enqueue(messages, now).map_err(session_error),
+        }
+    }
+
+    /// Holds this entity's copies of a send to several entities ([`Entity::hold`]), all or
+    /// nothing; a session entity refuses a batch with any message lacking a session id.
+    pub(crate) fn hold(
+        &mut self,
+        messages: Vec<NewMessage>,
+        now: Timestamp,
+    ) -> Result<HeldCopies, BrokerError> {
+        match self {
+            OwnedEntity::Plain(entity) => entity.hold(messages, now).map_err(core_error),
+            OwnedEntity::Sessions(entity) => entity.hold(messages, now).map_err(session_error),
+        }
+    }
+
+    /// Releases held copies that were stored (a session entity hands newly available sessions
+    /// to waiting receivers) or discards those that were not.
+    pub(crate) fn resolve_held(&mut self, resolution: &HeldResolution, now: Timestamp) {
+        match (self, resolution.stored) {
+            (OwnedEntity::Plain(entity), true) => entity.release_held(&resolution.sequences),
+            (OwnedEntity::Sessions(entity), true) => {
+                entity.release_held(&resolution.sequences, now);
+            }
+            (entity, false) => entity.core_mut().discard_held(&resolution.sequences),
         }
     }
 

@@ -25,7 +25,7 @@ use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Mailbox, Receive
 use crate::runtime::management::{Operation, OperationResult};
 
 /// Failure guard for replies that must come; never reached when the code is right.
-const GUARD: Duration = Duration::from_secs(10);
+pub(super) const GUARD: Duration = Duration::from_secs(10);
 
 struct Harness {
     inbox: mpsc::Sender<EntityCommand>,
@@ -55,20 +55,7 @@ fn start_with(storage: MemoryStorage, entity: impl Into<OwnedEntity>) -> Harness
 impl Harness {
     /// Runs an operation and waits for its reply.
     async fn execute(&self, operation: Operation) -> Result<OperationResult, BrokerError> {
-        let (done, outcome) = std_mpsc::channel();
-        self.inbox
-            .send(EntityCommand::Execute {
-                sub_queue: SubQueue::Main,
-                operation,
-                reply: Box::new(move |result| {
-                    let _ = done.send(result);
-                }),
-            })
-            .await
-            .unwrap();
-        tokio::task::spawn_blocking(move || outcome.recv_timeout(GUARD).unwrap())
-            .await
-            .unwrap()
+        execute_on(&self.inbox, operation).await
     }
 
     /// Stops the task and the writer; returns what the storage holds after a restart.
@@ -81,6 +68,27 @@ impl Harness {
             .unwrap()
             .restart()
     }
+}
+
+/// Runs an operation on the main queue of the entity behind `inbox` and waits for its reply.
+pub(super) async fn execute_on(
+    inbox: &mpsc::Sender<EntityCommand>,
+    operation: Operation,
+) -> Result<OperationResult, BrokerError> {
+    let (done, outcome) = std_mpsc::channel();
+    inbox
+        .send(EntityCommand::Execute {
+            sub_queue: SubQueue::Main,
+            operation,
+            reply: Box::new(move |result| {
+                let _ = done.send(result);
+            }),
+        })
+        .await
+        .unwrap();
+    tokio::task::spawn_blocking(move || outcome.recv_timeout(GUARD).unwrap())
+        .await
+        .unwrap()
 }
 
 /// A link id as a connection engine assigns it: a client opens, begins and attaches a receiver.
@@ -149,24 +157,33 @@ impl Harness {
     /// Registers a receive-and-delete receiver on the main queue with `credit`; its deliveries
     /// arrive on the returned channel.
     async fn receiver(&self, credit: u32) -> mpsc::Receiver<ConnectionCommand> {
-        let (sender, deliveries) = mpsc::channel(16);
-        let command = EntityCommand::Flow {
-            receiver: ReceiverKey {
-                connection: 1,
-                link: receiver_link(),
-            },
-            sub_queue: SubQueue::Main,
-            mode: ReceiveMode::ReceiveAndDelete,
-            limit: credit,
-            drain: false,
-            mailbox: Mailbox::new(sender),
-        };
-        self.inbox.send(command).await.unwrap();
-        deliveries
+        receiver_on(&self.inbox, credit).await
     }
 }
 
-fn message(id: &str) -> NewMessage {
+/// Registers a receive-and-delete receiver with `credit` on the main queue of the entity behind
+/// `inbox`; its deliveries arrive on the returned channel.
+pub(super) async fn receiver_on(
+    inbox: &mpsc::Sender<EntityCommand>,
+    credit: u32,
+) -> mpsc::Receiver<ConnectionCommand> {
+    let (sender, deliveries) = mpsc::channel(16);
+    let command = EntityCommand::Flow {
+        receiver: ReceiverKey {
+            connection: 1,
+            link: receiver_link(),
+        },
+        sub_queue: SubQueue::Main,
+        mode: ReceiveMode::ReceiveAndDelete,
+        limit: credit,
+        drain: false,
+        mailbox: Mailbox::new(sender),
+    };
+    inbox.send(command).await.unwrap();
+    deliveries
+}
+
+pub(super) fn message(id: &str) -> NewMessage {
     NewMessage {
         payload: MessageBuilder::new()
             .data(Bytes::from(id.to_owned()))
@@ -285,7 +302,7 @@ async fn refusals_map_to_the_service_bus_errors_and_change_nothing() {
     assert_eq!(storage.recover().unwrap().messages.len(), 1);
 }
 
-fn session_message(id: &str, session: &str) -> NewMessage {
+pub(super) fn session_message(id: &str, session: &str) -> NewMessage {
     NewMessage {
         session_id: Some(session.to_owned()),
         ..message(id)
