@@ -61,6 +61,11 @@ struct Submission {
 struct Queue {
     pending: VecDeque<Submission>,
     closed: bool,
+    /// The writer is waiting on `work`. Notifying a condition variable is a system call even
+    /// when nobody waits, so submitters notify only then (at most once per wait).
+    writer_waiting: bool,
+    /// Submitters waiting on `room`; the writer notifies only when there are some.
+    submitters_waiting: usize,
 }
 
 struct Shared {
@@ -169,29 +174,26 @@ impl GroupCommitHandle {
     pub fn submit(&self, records: Vec<Record>, completion: Completion) {
         let mut queue = self.shared.lock();
         while !queue.closed && queue.pending.len() >= self.shared.capacity {
+            queue.submitters_waiting += 1;
             queue = self
                 .shared
                 .room
                 .wait(queue)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
+            queue.submitters_waiting -= 1;
         }
         if queue.closed {
             drop(queue);
             completion(Err(StoreError::Closed));
             return;
         }
-        queue.pending.push_back(Submission {
-            records,
-            completion,
-        });
-        drop(queue);
-        self.shared.work.notify_one();
+        self.enqueue(queue, records, completion);
     }
 
     /// Queues `records` if there is room; otherwise hands them back with the completion
     /// (uncalled) so the caller can apply its own back-pressure.
     pub fn try_submit(&self, records: Vec<Record>, completion: Completion) -> Result<(), Rejected> {
-        let mut queue = self.shared.lock();
+        let queue = self.shared.lock();
         if queue.closed || queue.pending.len() >= self.shared.capacity {
             return Err(Rejected {
                 records,
@@ -199,13 +201,26 @@ impl GroupCommitHandle {
                 closed: queue.closed,
             });
         }
+        self.enqueue(queue, records, completion);
+        Ok(())
+    }
+
+    /// Queues a submission (the caller checked for room) and wakes the writer if it waits.
+    fn enqueue(
+        &self,
+        mut queue: MutexGuard<'_, Queue>,
+        records: Vec<Record>,
+        completion: Completion,
+    ) {
         queue.pending.push_back(Submission {
             records,
             completion,
         });
+        let wake_writer = std::mem::take(&mut queue.writer_waiting);
         drop(queue);
-        self.shared.work.notify_one();
-        Ok(())
+        if wake_writer {
+            self.shared.work.notify_one();
+        }
     }
 }
 
@@ -213,17 +228,22 @@ impl GroupCommitHandle {
 fn take_batch(shared: &Shared, wait: bool) -> Option<Vec<Submission>> {
     let mut queue = shared.lock();
     while wait && queue.pending.is_empty() && !queue.closed {
+        queue.writer_waiting = true;
         queue = shared
             .work
             .wait(queue)
             .unwrap_or_else(|poisoned| poisoned.into_inner());
     }
+    queue.writer_waiting = false;
     if queue.pending.is_empty() && queue.closed {
         return None;
     }
     let batch: Vec<Submission> = queue.pending.drain(..).collect();
+    let wake_submitters = queue.submitters_waiting > 0;
     drop(queue);
-    shared.room.notify_all();
+    if wake_submitters {
+        shared.room.notify_all();
+    }
     Some(batch)
 }
 
@@ -370,6 +390,33 @@ mod loom_tests {
             let outcomes = outcomes.lock().unwrap();
             assert_eq!(outcomes.len(), 2);
             assert!(outcomes.iter().all(|(_, outcome)| outcome.is_ok()));
+            assert_eq!(storage.recover().unwrap().messages.len(), 2);
+        });
+    }
+
+    /// `try_submit` wakes a waiting writer too (it notifies only when the writer waits), and a
+    /// submitter blocked on a full queue is woken once the writer takes the batch.
+    #[test]
+    fn loom_try_submit_and_blocked_submit_are_both_stored() {
+        model(|| {
+            let writer = GroupCommit::spawn(MemoryStorage::new(), NO_COMPACTION).unwrap();
+            let outcomes: Outcomes = Arc::default();
+            let handle = writer.handle();
+            let blocked_outcomes = Arc::clone(&outcomes);
+            let blocked =
+                thread::spawn(move || handle.submit(insert(1), recording(&blocked_outcomes, 1)));
+            // Refused only while the queue is full; then it is retried like a caller would.
+            let mut records = insert(2);
+            let mut completion = recording(&outcomes, 2);
+            while let Err(rejected) = writer.handle().try_submit(records, completion) {
+                assert!(!rejected.closed);
+                records = rejected.records;
+                completion = rejected.completion;
+                thread::yield_now();
+            }
+            blocked.join().unwrap();
+            let mut storage = writer.shutdown().unwrap();
+            assert_eq!(outcomes.lock().unwrap().len(), 2);
             assert_eq!(storage.recover().unwrap().messages.len(), 2);
         });
     }
