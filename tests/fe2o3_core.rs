@@ -1,7 +1,8 @@
 //! The broker's core paths driven by fe2o3-amqp, an independent AMQP 1.0 client, against the
 //! real binary: SASL PLAIN with the emulator key, send and peek-lock receive, abandon, reject to
 //! the dead-letter queue, receive-and-delete, pre-settled sends, unknown entity, oversize message,
-//! and a topic send copied to the subscription whose correlation rule matches.
+//! a topic send copied to the subscription whose correlation rule matches, and many sends in
+//! flight settled by ranged dispositions.
 
 #![allow(clippy::unwrap_used)]
 
@@ -277,6 +278,31 @@ async fn pre_settled_sends_are_stored() {
     for expected in ["p1", "p2"] {
         let delivery = step(receiver.recv::<String>()).await.unwrap();
         assert_eq!(delivery.body(), expected);
+        step(receiver.accept(&delivery)).await.unwrap();
+    }
+}
+
+/// Many unsettled sends in flight: the broker settles runs of contiguous deliveries with one
+/// ranged disposition (`first..last`), and fe2o3 must resolve every send in the range.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_sends_in_flight_are_each_accepted() {
+    let broker = Broker::in_memory(&["q"]);
+    let (_connection, mut session) = connect(&broker, "fe2o3-e2e").await;
+    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
+        .await
+        .unwrap();
+    let mut outcomes = Vec::new();
+    for n in 0..200 {
+        outcomes.push(step(sender.send_batchable(format!("m{n}"))).await.unwrap());
+    }
+    for outcome in outcomes {
+        let outcome = step(outcome).await.unwrap();
+        assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+    }
+    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 50).await;
+    for n in 0..200 {
+        let delivery = step(receiver.recv::<String>()).await.unwrap();
+        assert_eq!(delivery.body(), &format!("m{n}"));
         step(receiver.accept(&delivery)).await.unwrap();
     }
 }

@@ -33,6 +33,11 @@ pub trait ConnectionHandler: Send + 'static {
 
     /// Applies a command received on the connection's channel.
     fn on_command(&mut self, command: Self::Command, connection: &mut Connection, now: Millis);
+
+    /// Called once the commands waiting on the channel (up to its capacity) have been applied,
+    /// before the engine's output is written: a handler that held replies back to coalesce them
+    /// (one ranged disposition for many settled deliveries) sends them now.
+    fn on_commands_applied(&mut self, _connection: &mut Connection, _now: Millis) {}
 }
 
 /// How the driver runs connections.
@@ -157,6 +162,15 @@ where
             }
             Some(command) = commands.recv() => {
                 handler.on_command(command, &mut connection, clock.now());
+                // Everything already queued goes out in one write (bounded, so input is still
+                // read between runs).
+                for _ in 1..commands.max_capacity() {
+                    let Ok(command) = commands.try_recv() else {
+                        break;
+                    };
+                    handler.on_command(command, &mut connection, clock.now());
+                }
+                handler.on_commands_applied(&mut connection, clock.now());
             }
             () = sleep_until(deadline) => connection.handle_timeout(clock.now()),
             () = shutdown.triggered(), if !shutting_down => {

@@ -13,7 +13,7 @@ use crate::types::Fields;
 
 /// A session of this connection: its local channel plus a generation, so an id kept after the
 /// session ended never reaches a later session on the same channel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionId {
     pub(crate) key: SlotKey,
 }
@@ -26,7 +26,7 @@ impl SessionId {
 }
 
 /// A link: its session, its slot (our output handle) and the slot's generation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LinkId {
     /// The session the link belongs to.
     pub session: SessionId,

@@ -1,7 +1,7 @@
 //! A bounded slab whose keys carry a generation, so a stale key never reaches a newer entry.
 
 /// Where an entry lives in a [`Slab`]: its slot and the generation the slot had when it was filled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct SlotKey {
     pub(crate) slot: u32,
     pub(crate) generation: u32,

@@ -3,6 +3,7 @@
 //! `$management` request/response pairs.
 
 mod attach;
+mod dispositions;
 mod requests;
 mod rule_requests;
 mod session_attach;
@@ -20,6 +21,7 @@ use busbar_amqp::message::Message;
 use busbar_core::{LockToken, ReceiveMode, SubQueue, Timestamp};
 use tokio::sync::mpsc;
 
+use self::dispositions::HeldDispositions;
 use super::Shared;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey, post_entity};
 use super::registry::EntityHandle;
@@ -98,6 +100,8 @@ pub(crate) struct BrokerConnection {
     detached_receivers: HashMap<LinkId, mpsc::Sender<EntityCommand>>,
     /// Delivery tags of responses (pre-settled, so only unique per link).
     response_tags: u64,
+    /// Send outcomes and settlement echoes of the current run of commands, sent as ranges.
+    held_dispositions: HeldDispositions,
 }
 
 impl BrokerConnection {
@@ -112,6 +116,7 @@ impl BrokerConnection {
             links: HashMap::new(),
             detached_receivers: HashMap::new(),
             response_tags: 0,
+            held_dispositions: HeldDispositions::default(),
         }
     }
 
@@ -225,6 +230,14 @@ impl ConnectionHandler for BrokerConnection {
         connection: &mut Connection,
         _now: Millis,
     ) {
+        let held = matches!(
+            command,
+            ConnectionCommand::SendOutcome { .. } | ConnectionCommand::SettleEcho { .. }
+        );
+        if !held {
+            // Frames keep the order of the commands that caused them.
+            self.flush_dispositions(connection);
+        }
         match command {
             ConnectionCommand::Deliver {
                 link,
@@ -239,13 +252,16 @@ impl ConnectionHandler for BrokerConnection {
                 link,
                 delivery_id,
                 result,
-            } => self.send_outcome(link, delivery_id, result, connection),
+            } => self.send_outcome(link, delivery_id, result),
             ConnectionCommand::SettleEcho {
                 link,
                 delivery_id,
                 state,
                 result,
-            } => self.settle_echo(link, delivery_id, &state, result, connection),
+            } => {
+                let echo = self.settle_echo(link, &state, result);
+                self.held_dispositions.hold(link, delivery_id, echo);
+            }
             ConnectionCommand::SessionAccepted {
                 link,
                 session,
@@ -262,6 +278,10 @@ impl ConnectionHandler for BrokerConnection {
                 result,
             } => self.respond_management(request_link, &request, &entity, result, connection),
         }
+    }
+
+    fn on_commands_applied(&mut self, connection: &mut Connection, _now: Millis) {
+        self.flush_dispositions(connection);
     }
 }
 

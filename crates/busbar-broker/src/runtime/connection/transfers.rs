@@ -1,6 +1,7 @@
 //! Messages both ways: client sends stored through the entity task and settled once durable;
-//! entity deliveries sent on receive links; client settlements applied and echoed; credit
-//! passed on to the entity as an absolute limit.
+//! entity deliveries sent on receive links; client settlements applied and echoed (outcomes and
+//! echoes held for the run of commands and sent as ranges); credit passed on to the entity as
+//! an absolute limit.
 
 use busbar_amqp::engine::{
     Connection, DeliveryId, DispositionUpdate, IncomingTransfer, LinkId, OutgoingDelivery,
@@ -74,12 +75,12 @@ impl BrokerConnection {
         store_everywhere(targets, reply);
     }
 
+    /// Holds the outcome of a client's send until the end of the current run of commands.
     pub(super) fn send_outcome(
         &mut self,
         link: LinkId,
         delivery_id: DeliveryId,
         result: Result<(), BrokerError>,
-        connection: &mut Connection,
     ) {
         let state = match result {
             Ok(()) => DeliveryState::Accepted(Accepted {}),
@@ -92,8 +93,21 @@ impl BrokerConnection {
                 rejected(wire.condition, wire.description)
             }
         };
-        // A link detached meanwhile cannot be settled any more.
-        let _ = connection.send_disposition(link, delivery_id, delivery_id, true, Some(state));
+        self.held_dispositions.hold(link, delivery_id, state);
+    }
+
+    /// Sends the held outcomes and echoes, contiguous deliveries with one state as one range.
+    pub(super) fn flush_dispositions(&mut self, connection: &mut Connection) {
+        self.held_dispositions.flush(|range| {
+            // A link detached meanwhile cannot be settled any more.
+            let _ = connection.send_disposition(
+                range.link,
+                range.first,
+                range.last,
+                true,
+                Some(range.state),
+            );
+        });
     }
 
     pub(super) fn flow(
@@ -236,25 +250,20 @@ impl BrokerConnection {
             );
         }
         if unknown && !update.settled {
-            self.settle_echo(
-                link,
-                update.first,
-                &state,
-                Err(BrokerError::MessageLockLost),
-                connection,
-            );
+            let echo = self.settle_echo(link, &state, Err(BrokerError::MessageLockLost));
+            let _ = connection.send_disposition(link, update.first, update.first, true, Some(echo));
         }
     }
 
+    /// The state echoed to a client's unsettled settlement: its own outcome when applied, or
+    /// why not.
     pub(super) fn settle_echo(
-        &mut self,
+        &self,
         link: LinkId,
-        delivery_id: DeliveryId,
         state: &DeliveryState,
         result: Result<(), BrokerError>,
-        connection: &mut Connection,
-    ) {
-        let echo = match result {
+    ) -> DeliveryState {
+        match result {
             Ok(()) => success_echo(state),
             Err(error) => {
                 let path = match self.links.get(&link) {
@@ -264,8 +273,7 @@ impl BrokerConnection {
                 let wire = self.wire(&error, &path);
                 rejected(wire.condition, wire.description)
             }
-        };
-        let _ = connection.send_disposition(link, delivery_id, delivery_id, true, Some(echo));
+        }
     }
 }
 
