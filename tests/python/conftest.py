@@ -88,6 +88,10 @@ QUEUES = {
     "q-session-list": {"RequiresSession": True},
     "q-sessions-disabled": {},
     "q-from-topic": {},
+    # Dead-lettered messages forwarded (test_topic_rules.py).
+    "q-dlq-forward-source": {"MaxDeliveryCount": 1, "ForwardDeadLetteredMessagesTo": "q-dlq-forward-target"},
+    "q-dlq-forward-target": {},
+    "q-filter-error-target": {},
 }
 
 
@@ -138,6 +142,10 @@ TOPIC_RULE_TOPICS = [
     _topic("t-dlq", [("s", {}, [])]),
     # `color > 5` cannot be evaluated when color is a string: that copy is dead-lettered.
     _topic("t-filter-error", [("typed", {}, [_sql_rule("numeric", "color > 5")]), ("all", {}, [])]),
+    _topic(
+        "t-filter-error-forward",
+        [("typed", {"ForwardDeadLetteredMessagesTo": "q-filter-error-target"}, [_sql_rule("numeric", "color > 5")])],
+    ),
     _topic("t-forward", [("fwd", {"ForwardTo": "q-from-topic"}, [])]),
     _topic("t-restart", [("kept", {}, [_sql_rule("keep", "keep = TRUE")])]),
 ]

@@ -1,7 +1,8 @@
 """Topic rules end to end: SQL and correlation filters select, a rule action edits the
 subscription's copy, subscriptions have a dead-letter queue (where a copy whose filter fails to
-evaluate goes), forward to a queue, and keep their messages across a restart (topics and rules
-are declared in conftest.TOPIC_RULE_TOPICS)."""
+evaluate goes), forward to a queue (dead-lettered messages to ForwardDeadLetteredMessagesTo), and
+keep their messages across a restart (topics and rules are declared in
+conftest.TOPIC_RULE_TOPICS)."""
 
 from azure.servicebus import (
     ServiceBusClient,
@@ -90,6 +91,40 @@ def test_a_copy_whose_filter_fails_to_evaluate_is_dead_lettered_with_its_reason(
     with client.get_subscription_receiver("t-filter-error", "typed") as receiver:
         assert receiver.peek_messages(max_message_count=10) == []
     assert bodies(receive_all(client, "t-filter-error", "all", 1)) == ["unreadable"]
+
+
+def test_dead_lettered_messages_are_forwarded_with_their_reason(client):
+    with client.get_queue_sender("q-dlq-forward-source") as sender:
+        sender.send_messages(ServiceBusMessage("abandoned"))
+    with client.get_queue_receiver("q-dlq-forward-source") as receiver:
+        receiver.abandon_message(receive_one(receiver))
+    with client.get_queue_sender("q-dlq-forward-source") as sender:
+        sender.send_messages(ServiceBusMessage("rejected", application_properties={"kept": 1}))
+    with client.get_queue_receiver("q-dlq-forward-source") as receiver:
+        receiver.dead_letter_message(receive_one(receiver), reason="Bad", error_description="why")
+    with client.get_queue_receiver(
+        "q-dlq-forward-target", receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE
+    ) as receiver:
+        forwarded = {body_text(message): message for message in receive_exactly(receiver, 2)}
+    first, second = forwarded["abandoned"], forwarded["rejected"]
+    assert first.dead_letter_reason == "MaxDeliveryCountExceeded"
+    assert second.dead_letter_reason == "Bad"
+    assert second.dead_letter_error_description == "why"
+    assert user_properties(second)["kept"] == 1
+
+
+def test_a_copy_whose_filter_fails_is_forwarded_when_the_subscription_forwards_dead_letters(client):
+    send(client, "t-filter-error-forward", [ServiceBusMessage("unreadable", application_properties={"color": "red"})])
+    with client.get_queue_receiver(
+        "q-filter-error-target", receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE
+    ) as receiver:
+        (forwarded,) = receive_exactly(receiver, 1)
+    assert body_text(forwarded) == "unreadable"
+    assert forwarded.dead_letter_reason == "FilterException"
+    with client.get_subscription_receiver(
+        "t-filter-error-forward", "typed", sub_queue=ServiceBusSubQueue.DEAD_LETTER
+    ) as receiver:
+        assert receiver.peek_messages(max_message_count=10) == []
 
 
 def test_a_subscription_forwards_to_a_queue(client):

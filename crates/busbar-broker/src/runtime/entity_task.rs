@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use super::atomic_send::{AtomicSend, HeldPart, HeldResolution};
 use super::clock::Clock;
+use super::dead_letter_forwarding::DeadLetterForwarding;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult};
 use crate::errors::BrokerError;
@@ -75,6 +76,8 @@ pub(crate) struct EntityTask {
     /// What became of held copies, sent by the writer's completions.
     resolutions: mpsc::UnboundedSender<HeldResolution>,
     resolved: mpsc::UnboundedReceiver<HeldResolution>,
+    /// `ForwardDeadLetteredMessagesTo`, when the entity has it.
+    dead_letters: Option<DeadLetterForwarding>,
 }
 
 impl EntityTask {
@@ -103,13 +106,23 @@ impl EntityTask {
             held_parts: Vec::new(),
             resolutions,
             resolved,
+            dead_letters: None,
         }
+    }
+
+    /// Forwards every message the entity dead-letters, beginning with those its dead-letter
+    /// sub-queue already holds (left by a crash or a refusing destination before a restart).
+    pub(crate) fn forwarding_dead_letters(mut self, forwarding: DeadLetterForwarding) -> Self {
+        self.entity.core_mut().report_dead_letters();
+        self.dead_letters = Some(forwarding);
+        self
     }
 
     /// Runs until every sender of the inbox is gone, then submits what is left.
     pub(crate) async fn run(mut self, mut inbox: mpsc::Receiver<EntityCommand>) {
         let mut commands = Vec::with_capacity(BATCH);
         let mut resolutions = Vec::new();
+        self.forward_dead_letters(self.clock.now());
         loop {
             let deadline = [
                 self.entity
@@ -149,6 +162,8 @@ impl EntityTask {
             for command in commands.drain(..) {
                 self.handle(command, now, &mut pending);
             }
+            // Before dispatching, so a dead-letter receiver rarely locks what is on its way out.
+            self.forward_dead_letters(now);
             self.dispatch(now);
             self.session_links.forward_events(&mut self.entity);
             self.commit(pending);
@@ -238,6 +253,19 @@ impl EntityTask {
                     reply(result);
                 }
             }
+            EntityCommand::DeadLetterForwarded { sequence, result } => {
+                let removed = result.and_then(|()| {
+                    self.entity
+                        .core_mut()
+                        .remove_dead_lettered(sequence)
+                        .map_err(core_error)
+                });
+                // Kept (a receiver locked it meanwhile, or the destination refused it): it is
+                // still in the dead-letter sub-queue, and the next start-up tries again.
+                if let Err(error) = removed {
+                    tracing::warn!(sequence = sequence.value(), %error, "dead-lettered message kept in the dead-letter sub-queue");
+                }
+            }
             EntityCommand::AcceptSession {
                 receiver,
                 session,
@@ -321,6 +349,23 @@ impl EntityTask {
                 .core_mut()
                 .settle(token, outcome, now)
                 .map_err(core_error)
+        }
+    }
+
+    /// Sends the messages dead-lettered since the last batch to `ForwardDeadLetteredMessagesTo`.
+    fn forward_dead_letters(&mut self, now: busbar_core::Timestamp) {
+        let Some(forwarding) = &self.dead_letters else {
+            return;
+        };
+        let core = self.entity.core_mut();
+        for sequence in core.take_dead_lettered() {
+            let delivery = core
+                .peek(SubQueue::DeadLetter, sequence, 1, now)
+                .into_iter()
+                .find(|delivery| delivery.sequence == sequence);
+            if let Some(delivery) = delivery {
+                forwarding.forward(&delivery);
+            }
         }
     }
 

@@ -4,7 +4,9 @@
 
 use busbar_amqp::engine::{DeliveryId, LinkId};
 use busbar_amqp::performatives::DeliveryState;
-use busbar_core::{Delivery, LockToken, NewMessage, ReceiveMode, SubQueue, Timestamp};
+use busbar_core::{
+    Delivery, LockToken, NewMessage, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
@@ -88,6 +90,15 @@ pub(crate) enum EntityCommand {
         wait_until: Timestamp,
         /// The connection to answer.
         mailbox: Mailbox,
+    },
+    /// A dead-lettered message was forwarded (`ForwardDeadLetteredMessagesTo`): once the
+    /// destination holds it durably it leaves the dead-letter sub-queue; if the destination
+    /// refused it, it stays.
+    DeadLetterForwarded {
+        /// The message in the dead-letter sub-queue.
+        sequence: SequenceNumber,
+        /// The destination's answer.
+        result: Result<(), BrokerError>,
     },
 }
 

@@ -5,6 +5,7 @@
 mod atomic_send;
 mod clock;
 mod connection;
+mod dead_letter_forwarding;
 mod entity_task;
 mod inbound;
 mod mailbox;
@@ -34,6 +35,7 @@ pub use clock::Clock;
 use crate::auth::SasKeys;
 use crate::config::Config;
 use connection::BrokerConnection;
+use dead_letter_forwarding::DeadLetterForwarding;
 use entity_task::{EntityTask, OwnedEntity};
 use mailbox::Mailbox;
 use registry::Registry;
@@ -85,7 +87,7 @@ pub enum RuntimeError {
 
 /// What every connection handler shares: read-only after start-up but for the rules.
 pub(crate) struct Shared {
-    pub(crate) registry: Registry,
+    pub(crate) registry: Arc<Registry>,
     pub(crate) keys: SasKeys,
     pub(crate) namespace: String,
     pub(crate) clock: Clock,
@@ -164,9 +166,19 @@ where
         let outcome = tokio::task::block_in_place(|| durable.recv());
         outcome.unwrap_or(Err(StoreError::Closed))?;
     }
+    // Entity tasks hold it weakly (to forward dead-lettered messages): once the connections
+    // are gone, so is every inbox sender, and the tasks end.
+    let registry = Arc::new(registry);
     let mut tasks = JoinSet::new();
     for (spec, entity) in entities {
-        let task = EntityTask::new(entity, spec.id, clock, store.clone());
+        let mut task = EntityTask::new(entity, spec.id, clock, store.clone());
+        if let Some(destination) = spec.forward_dead_letters_to {
+            task = task.forwarding_dead_letters(DeadLetterForwarding::new(
+                destination,
+                Arc::downgrade(&registry),
+                spec.own_inbox,
+            ));
+        }
         tasks.spawn(task.run(spec.inbox));
     }
     let shared = Arc::new(Shared {

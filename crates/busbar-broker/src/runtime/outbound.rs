@@ -7,7 +7,7 @@ use busbar_amqp::DecodeError;
 use busbar_amqp::message::{ApplicationProperties, Message};
 use busbar_amqp::performatives::Milliseconds;
 use busbar_amqp::types::{Timestamp as AmqpTimestamp, Uuid, Value};
-use busbar_core::{Delivery, LockToken, Properties, Timestamp};
+use busbar_core::{DeadLetterInfo, Delivery, LockToken, Properties, Timestamp};
 use bytes::{Bytes, BytesMut};
 
 use super::inbound::SCHEDULED_ENQUEUE_TIME;
@@ -50,7 +50,7 @@ fn dotnet_guid_bytes(bytes: &[u8; 16]) -> [u8; 16] {
 pub(crate) fn delivered_message(delivery: &Delivery) -> Result<Message, DecodeError> {
     let stored = Message::from_bytes(delivery.payload.clone());
     let message = if delivery.dead_letter.is_some() || !delivery.properties.is_empty() {
-        with_application_properties(&stored, delivery)?
+        with_application_properties(&stored, &delivery.properties, delivery.dead_letter.as_ref())?
     } else {
         stored
     };
@@ -97,16 +97,19 @@ fn timestamp(at: Timestamp) -> Value {
     Value::Timestamp(AmqpTimestamp(at.as_millis()))
 }
 
-fn with_application_properties(
+/// `message` with the properties a receiver modified and its dead-letter reason written into
+/// its application properties (as delivered, and as forwarded out of a dead-letter sub-queue).
+pub(crate) fn with_application_properties(
     message: &Message,
-    delivery: &Delivery,
+    modified: &Properties,
+    dead_letter: Option<&DeadLetterInfo>,
 ) -> Result<Message, DecodeError> {
     let mut sections = Sections::decode(message)?;
     let mut properties = sections.application_properties.take().unwrap_or_default();
-    for (key, encoded) in delivery.properties.as_map() {
+    for (key, encoded) in modified.as_map() {
         set(&mut properties, key, Value::decode(&mut encoded.clone())?);
     }
-    if let Some(info) = &delivery.dead_letter {
+    if let Some(info) = dead_letter {
         for (key, text) in [
             (DEAD_LETTER_REASON, &info.reason),
             (DEAD_LETTER_DESCRIPTION, &info.description),

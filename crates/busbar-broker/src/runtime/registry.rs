@@ -6,13 +6,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use busbar_amqp::message::Message;
-use busbar_core::{DeadLetterInfo, Entity, EntityConfig, NewMessage};
+use busbar_core::{DeadLetterInfo, Entity, EntityConfig, NewMessage, Properties};
 use busbar_store::{EntityId, Record, Recovered};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use busbar_rules::{Disposition, Guid, RuleSet, Subscription, fan_out};
 
+use super::dead_letter_forwarding::forwarded_copy;
 use super::mailbox::EntityCommand;
 use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
@@ -47,6 +48,8 @@ pub(crate) struct SubscriptionRoute {
     pub(crate) entity: EntityHandle,
     /// `ForwardTo`: where its messages go instead.
     pub(crate) forward_to: Option<EntityName>,
+    /// `ForwardDeadLetteredMessagesTo`: where its dead-lettered messages go instead.
+    pub(crate) forward_dead_letters_to: Option<EntityName>,
 }
 
 /// A topic: the subscriptions a sent message is copied to, with their rules.
@@ -151,29 +154,50 @@ impl Registry {
                 if selected.is_empty() {
                     continue;
                 }
-                match &subscription.forward_to {
-                    Some(next) if hops < MAX_FORWARD_HOPS => {
-                        // ForwardTo moves deliverable copies only: one a failing filter
-                        // dead-lettered stays in the subscription's dead-letter sub-queue.
-                        let (dead_lettered, forwarded): (Vec<_>, Vec<_>) = selected
-                            .into_iter()
-                            .partition(|copy| copy.dead_letter.is_some());
-                        if !dead_lettered.is_empty() {
-                            targets.push((subscription.entity.clone(), dead_lettered));
-                        }
-                        if !forwarded.is_empty() {
-                            self.route_into(
-                                &EntityPath::QueueOrTopic(next.clone()),
-                                forwarded,
-                                hops + 1,
-                                targets,
-                            );
-                        }
+                // A copy a failing filter dead-lettered follows ForwardDeadLetteredMessagesTo,
+                // the others ForwardTo; without one they stay in the subscription.
+                let (dead_lettered, deliverable): (Vec<_>, Vec<_>) = selected
+                    .into_iter()
+                    .partition(|copy| copy.dead_letter.is_some());
+                let dead_lettered = match &subscription.forward_dead_letters_to {
+                    Some(_) if hops < MAX_FORWARD_HOPS => dead_lettered
+                        .into_iter()
+                        .filter_map(|copy| self.forwardable(&topic.path, copy))
+                        .collect(),
+                    _ => dead_lettered,
+                };
+                let routes = [
+                    (&subscription.forward_dead_letters_to, dead_lettered),
+                    (&subscription.forward_to, deliverable),
+                ];
+                for (forward, copies) in routes {
+                    if copies.is_empty() {
+                        continue;
                     }
-                    _ => targets.push((subscription.entity.clone(), selected)),
+                    match forward {
+                        Some(next) if hops < MAX_FORWARD_HOPS => self.route_into(
+                            &EntityPath::QueueOrTopic(next.clone()),
+                            copies,
+                            hops + 1,
+                            targets,
+                        ),
+                        _ => targets.push((subscription.entity.clone(), copies)),
+                    }
                 }
             }
         }
+    }
+}
+
+impl Registry {
+    /// A copy dead-lettered by a failing filter as it is forwarded: its reason written into its
+    /// application properties (dropped with a warning if its sections cannot be read).
+    fn forwardable(&self, topic: &str, copy: NewMessage) -> Option<NewMessage> {
+        forwarded_copy(copy.payload, &Properties::new(), copy.dead_letter.as_ref())
+            .inspect_err(|error| {
+                tracing::warn!(topic, %error, "dead-lettered copy cannot be forwarded");
+            })
+            .ok()
     }
 }
 
@@ -253,6 +277,10 @@ pub(crate) struct EntitySpec {
     pub(crate) config: EntityConfig,
     pub(crate) requires_session: bool,
     pub(crate) inbox: mpsc::Receiver<EntityCommand>,
+    /// A handle on its own inbox that does not keep the task alive.
+    pub(crate) own_inbox: mpsc::WeakSender<EntityCommand>,
+    /// `ForwardDeadLetteredMessagesTo`.
+    pub(crate) forward_dead_letters_to: Option<EntityName>,
 }
 
 /// The registry of `namespace`, the entities to start, and the metadata records that persist
@@ -265,15 +293,18 @@ pub(crate) fn build(
     let mut ids = IdAssigner::new(recovered);
     let mut registry = Registry::default();
     let mut specs = Vec::new();
-    let mut open = |path: String, config: EntityConfig, requires_session: bool| {
+    let mut open = |path: String, config: EntityConfig, delivery: &DeliverySettings| {
         let (sender, inbox) = mpsc::channel(inbox_capacity);
         let id = ids.id_of(&path);
+        let requires_session = delivery.requires_session;
         specs.push(EntitySpec {
             path: path.clone(),
             id,
             config,
             requires_session,
             inbox,
+            own_inbox: sender.downgrade(),
+            forward_dead_letters_to: delivery.forward_dead_lettered_messages_to.clone(),
         });
         let handle = EntityHandle {
             path,
@@ -288,11 +319,7 @@ pub(crate) fn build(
             Some(queue.duplicate_detection),
             queue.max_size_in_megabytes,
         );
-        let (handle, _) = open(
-            queue.name.to_string(),
-            config,
-            queue.delivery.requires_session,
-        );
+        let (handle, _) = open(queue.name.to_string(), config, &queue.delivery);
         registry.queues.insert(queue.name.clone(), handle);
         if let Some(next) = &queue.delivery.forward_to {
             registry
@@ -320,7 +347,7 @@ pub(crate) fn build(
                 Some(topic.duplicate_detection),
                 topic.max_size_in_megabytes,
             );
-            let (handle, id) = open(path, config, subscription.delivery.requires_session);
+            let (handle, id) = open(path, config, &subscription.delivery);
             // Rules changed through add-rule / remove-rule replace the configured ones.
             let rules = match rule_changes::persisted(recovered, id) {
                 None => configured,
@@ -339,6 +366,10 @@ pub(crate) fn build(
                 id,
                 entity: handle,
                 forward_to: subscription.delivery.forward_to.clone(),
+                forward_dead_letters_to: subscription
+                    .delivery
+                    .forward_dead_lettered_messages_to
+                    .clone(),
             });
         }
         registry.topics.insert(topic.name.clone(), route);
@@ -433,133 +464,4 @@ pub(crate) fn restore_entity(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Config;
-    use busbar_store::{MemoryStorage, Storage};
-
-    #[test]
-    fn ids_are_assigned_once_and_survive_a_restart() {
-        let namespace = Config::emulator_default().namespace;
-        let mut storage = MemoryStorage::new();
-        let recovered = storage.recover().unwrap();
-        let (registry, specs, records) = build(&namespace, &recovered, 4).unwrap();
-        assert_eq!(records.len(), 2);
-        let first: Vec<EntityId> = specs.iter().map(|s| s.id).collect();
-        assert_eq!(first, [EntityId(1), EntityId(2)]);
-        assert!(
-            registry
-                .resolve(&EntityPath::QueueOrTopic("QUEUE.1".into()))
-                .is_some()
-        );
-        assert!(matches!(
-            registry.resolve(&EntityPath::QueueOrTopic("topic.1".into())),
-            Some(Resolved::Topic(route)) if route.subscriptions.len() == 1
-        ));
-        assert!(
-            registry
-                .resolve(&EntityPath::QueueOrTopic("nope".into()))
-                .is_none()
-        );
-
-        storage.append(&records).unwrap();
-        storage.sync().unwrap();
-        let mut restarted = storage.restart();
-        let recovered = restarted.recover().unwrap();
-        let (_, specs, records) = build(&namespace, &recovered, 4).unwrap();
-        assert!(records.is_empty());
-        assert_eq!(specs.iter().map(|s| s.id).collect::<Vec<_>>(), first);
-    }
-
-    #[test]
-    fn sends_follow_forward_to_and_topics_copy_to_matching_subscriptions() {
-        let text = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
-            "Queues": [
-                { "Name": "a", "Properties": { "ForwardTo": "b" } },
-                { "Name": "b", "Properties": {} } ],
-            "Topics": [ { "Name": "t", "Properties": {}, "Subscriptions": [
-                { "Name": "s1", "Properties": { "ForwardTo": "a" } },
-                { "Name": "s2", "Properties": {} } ] } ] } ],
-            "Logging": { "Type": "Console" } } }"#;
-        let namespace = crate::config::parse(text, "test.json").unwrap().namespace;
-        let (registry, _specs, _) = build(&namespace, &Recovered::default(), 4).unwrap();
-        let message = NewMessage {
-            payload: busbar_amqp::message::MessageBuilder::new()
-                .data(Bytes::from_static(b"x"))
-                .build()
-                .into_bytes(),
-            ..NewMessage::default()
-        };
-        let paths = |path: &str| -> Vec<String> {
-            registry
-                .route(
-                    &EntityPath::QueueOrTopic(path.into()),
-                    vec![message.clone()],
-                )
-                .into_iter()
-                .map(|(entity, messages)| format!("{}:{}", entity.path, messages.len()))
-                .collect()
-        };
-        assert_eq!(paths("a"), ["b:1"]);
-        assert_eq!(paths("B"), ["b:1"]);
-        // s1 forwards to a, which forwards to b.
-        assert_eq!(paths("t"), ["b:1", "t/Subscriptions/s2:1"]);
-        assert!(paths("nope").is_empty());
-    }
-
-    #[test]
-    fn a_copy_whose_filter_fails_goes_to_the_subscription_dead_letter_queue_with_its_reason() {
-        // `color > 5` on a string colour cannot be evaluated; s2 forwards, s3 matches.
-        let text = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
-            "Queues": [ { "Name": "q", "Properties": {} } ],
-            "Topics": [ { "Name": "t", "Properties": {}, "Subscriptions": [
-                { "Name": "s1", "Properties": { "RequiresSession": true }, "Rules": [ { "Name": "bad",
-                    "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color > 5" } } } ] },
-                { "Name": "s2", "Properties": { "ForwardTo": "q" }, "Rules": [ { "Name": "bad",
-                    "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color > 5" } } } ] },
-                { "Name": "s3", "Properties": {} } ] } ] } ],
-            "Logging": { "Type": "Console" } } }"#;
-        let namespace = crate::config::parse(text, "test.json").unwrap().namespace;
-        let (registry, _specs, _) = build(&namespace, &Recovered::default(), 4).unwrap();
-        let message = NewMessage {
-            payload: busbar_amqp::message::MessageBuilder::new()
-                .application_properties(busbar_amqp::message::ApplicationProperties(vec![(
-                    "color".into(),
-                    busbar_amqp::types::Value::from("red"),
-                )]))
-                .data(Bytes::from_static(b"x"))
-                .build()
-                .into_bytes(),
-            ..NewMessage::default()
-        };
-        let targets = registry.route(&EntityPath::QueueOrTopic("t".into()), vec![message]);
-        let routed: Vec<(String, Option<DeadLetterInfo>)> = targets
-            .iter()
-            .flat_map(|(entity, messages)| {
-                messages
-                    .iter()
-                    .map(|message| (entity.path.clone(), message.dead_letter.clone()))
-            })
-            .collect();
-        let failed = Some(DeadLetterInfo {
-            reason: Some(busbar_rules::FILTER_EXCEPTION_REASON.to_owned()),
-            description: Some(
-                "rule 'bad': operator '>' cannot be applied to operands of type 'string' and 'long'"
-                    .to_owned(),
-            ),
-        });
-        // The dead-lettered copy stays with s2 (ForwardTo moves deliverable copies only).
-        assert_eq!(
-            routed,
-            [
-                ("t/Subscriptions/s1".to_owned(), failed.clone()),
-                ("t/Subscriptions/s2".to_owned(), failed),
-                ("t/Subscriptions/s3".to_owned(), None),
-            ]
-        );
-        // A session subscription takes a dead-lettered copy without a SessionId.
-        let (session_subscription, copies) = &targets[0];
-        assert!(session_subscription.requires_session);
-        assert_eq!(busbar_sessions::check_session_message(&copies[0]), Ok(()));
-    }
-}
+mod tests;

@@ -1,6 +1,7 @@
 //! The entity: one queue or subscription with its dead-letter sub-queue — enqueue, receive, peek
 //! and scheduling; settlement, timers, replay and inspection live in the child modules.
 
+mod dead_letter_reports;
 mod held;
 mod inspect;
 mod queue;
@@ -63,6 +64,9 @@ pub struct Entity {
     lock_deadlines: BTreeSet<(Timestamp, u32)>,
     duplicates: DuplicateWindow,
     records: Vec<Record>,
+    /// Messages dead-lettered since the caller last took them; `None` unless the caller asked
+    /// for reports ([`report_dead_letters`](Entity::report_dead_letters)).
+    dead_letter_reports: Option<Vec<SequenceNumber>>,
 }
 
 impl Entity {
@@ -83,6 +87,7 @@ impl Entity {
             locks: LockSlab::new(seed),
             lock_deadlines: BTreeSet::new(),
             records: Vec::new(),
+            dead_letter_reports: None,
         }
     }
 

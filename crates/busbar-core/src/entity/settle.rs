@@ -205,6 +205,9 @@ impl Entity {
         message.stage = Stage::Available;
         self.dead_letter.insert(sequence, message);
         self.persist(SubQueue::DeadLetter, sequence);
+        if let Some(reports) = &mut self.dead_letter_reports {
+            reports.push(sequence);
+        }
     }
 
     /// Expires an unlocked message whose time to live has run out; true if it did.

@@ -10,6 +10,8 @@ mod session_attach;
 mod session_requests;
 mod transfers;
 
+pub(crate) use transfers::store_routed;
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 

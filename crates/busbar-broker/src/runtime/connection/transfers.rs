@@ -68,11 +68,7 @@ impl BrokerConnection {
             }
         };
         let targets = self.shared.registry.route(path, messages);
-        if let Some(refusal) = refusal(&targets) {
-            reply(Err(refusal));
-            return;
-        }
-        store_everywhere(targets, reply);
+        store_routed(targets, reply);
     }
 
     /// Holds the outcome of a client's send until the end of the current run of commands.
@@ -275,6 +271,16 @@ impl BrokerConnection {
             }
         }
     }
+}
+
+/// Stores routed messages (a client's send, or a message forwarded out of a dead-letter
+/// sub-queue): refused as a whole for a reason known up front, otherwise stored everywhere.
+pub(crate) fn store_routed(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply) {
+    if let Some(refusal) = refusal(&targets) {
+        reply(Err(refusal));
+        return;
+    }
+    store_everywhere(targets, reply);
 }
 
 /// A refusal that depends only on the messages and where they go (a `RequiresSession` target

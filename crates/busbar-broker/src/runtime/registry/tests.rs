@@ -1,0 +1,143 @@
+//! Tests of the registry: stable ids, send routing through ForwardTo and topic fan-out, and
+//! where copies dead-lettered by a failing filter go.
+
+use super::*;
+use crate::config::Config;
+use busbar_store::{MemoryStorage, Storage};
+
+#[test]
+fn ids_are_assigned_once_and_survive_a_restart() {
+    let namespace = Config::emulator_default().namespace;
+    let mut storage = MemoryStorage::new();
+    let recovered = storage.recover().unwrap();
+    let (registry, specs, records) = build(&namespace, &recovered, 4).unwrap();
+    assert_eq!(records.len(), 2);
+    let first: Vec<EntityId> = specs.iter().map(|s| s.id).collect();
+    assert_eq!(first, [EntityId(1), EntityId(2)]);
+    assert!(
+        registry
+            .resolve(&EntityPath::QueueOrTopic("QUEUE.1".into()))
+            .is_some()
+    );
+    assert!(matches!(
+        registry.resolve(&EntityPath::QueueOrTopic("topic.1".into())),
+        Some(Resolved::Topic(route)) if route.subscriptions.len() == 1
+    ));
+    assert!(
+        registry
+            .resolve(&EntityPath::QueueOrTopic("nope".into()))
+            .is_none()
+    );
+
+    storage.append(&records).unwrap();
+    storage.sync().unwrap();
+    let mut restarted = storage.restart();
+    let recovered = restarted.recover().unwrap();
+    let (_, specs, records) = build(&namespace, &recovered, 4).unwrap();
+    assert!(records.is_empty());
+    assert_eq!(specs.iter().map(|s| s.id).collect::<Vec<_>>(), first);
+}
+
+#[test]
+fn sends_follow_forward_to_and_topics_copy_to_matching_subscriptions() {
+    let text = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
+        "Queues": [
+            { "Name": "a", "Properties": { "ForwardTo": "b" } },
+            { "Name": "b", "Properties": {} } ],
+        "Topics": [ { "Name": "t", "Properties": {}, "Subscriptions": [
+            { "Name": "s1", "Properties": { "ForwardTo": "a" } },
+            { "Name": "s2", "Properties": {} } ] } ] } ],
+        "Logging": { "Type": "Console" } } }"#;
+    let namespace = crate::config::parse(text, "test.json").unwrap().namespace;
+    let (registry, _specs, _) = build(&namespace, &Recovered::default(), 4).unwrap();
+    let message = NewMessage {
+        payload: busbar_amqp::message::MessageBuilder::new()
+            .data(Bytes::from_static(b"x"))
+            .build()
+            .into_bytes(),
+        ..NewMessage::default()
+    };
+    let paths = |path: &str| -> Vec<String> {
+        registry
+            .route(
+                &EntityPath::QueueOrTopic(path.into()),
+                vec![message.clone()],
+            )
+            .into_iter()
+            .map(|(entity, messages)| format!("{}:{}", entity.path, messages.len()))
+            .collect()
+    };
+    assert_eq!(paths("a"), ["b:1"]);
+    assert_eq!(paths("B"), ["b:1"]);
+    // s1 forwards to a, which forwards to b.
+    assert_eq!(paths("t"), ["b:1", "t/Subscriptions/s2:1"]);
+    assert!(paths("nope").is_empty());
+}
+
+#[test]
+fn a_copy_whose_filter_fails_goes_to_the_subscription_dead_letter_queue_with_its_reason() {
+    // `color > 5` on a string colour cannot be evaluated; s2 forwards, s3 matches.
+    let text = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
+        "Queues": [ { "Name": "q", "Properties": {} } ],
+        "Topics": [ { "Name": "t", "Properties": {}, "Subscriptions": [
+            { "Name": "s1", "Properties": { "RequiresSession": true }, "Rules": [ { "Name": "bad",
+                "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color > 5" } } } ] },
+            { "Name": "s2", "Properties": { "ForwardTo": "q" }, "Rules": [ { "Name": "bad",
+                "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color > 5" } } } ] },
+            { "Name": "s3", "Properties": {} },
+            { "Name": "s4", "Properties": { "ForwardDeadLetteredMessagesTo": "q" }, "Rules": [ { "Name": "bad",
+                "Properties": { "FilterType": "Sql", "SqlFilter": { "SqlExpression": "color > 5" } } } ] } ] } ] } ],
+        "Logging": { "Type": "Console" } } }"#;
+    let namespace = crate::config::parse(text, "test.json").unwrap().namespace;
+    let (registry, _specs, _) = build(&namespace, &Recovered::default(), 4).unwrap();
+    let message = NewMessage {
+        payload: busbar_amqp::message::MessageBuilder::new()
+            .application_properties(busbar_amqp::message::ApplicationProperties(vec![(
+                "color".into(),
+                busbar_amqp::types::Value::from("red"),
+            )]))
+            .data(Bytes::from_static(b"x"))
+            .build()
+            .into_bytes(),
+        ..NewMessage::default()
+    };
+    let targets = registry.route(&EntityPath::QueueOrTopic("t".into()), vec![message]);
+    let routed: Vec<(String, Option<DeadLetterInfo>)> = targets
+        .iter()
+        .flat_map(|(entity, messages)| {
+            messages
+                .iter()
+                .map(|message| (entity.path.clone(), message.dead_letter.clone()))
+        })
+        .collect();
+    let failed = Some(DeadLetterInfo {
+        reason: Some(busbar_rules::FILTER_EXCEPTION_REASON.to_owned()),
+        description: Some(
+            "rule 'bad': operator '>' cannot be applied to operands of type 'string' and 'long'"
+                .to_owned(),
+        ),
+    });
+    // The dead-lettered copy stays with s2 (ForwardTo moves deliverable copies only); s4
+    // forwards it, no longer dead-lettered but with its reason as a property.
+    assert_eq!(
+        routed,
+        [
+            ("t/Subscriptions/s1".to_owned(), failed.clone()),
+            ("t/Subscriptions/s2".to_owned(), failed),
+            ("t/Subscriptions/s3".to_owned(), None),
+            ("q".to_owned(), None),
+        ]
+    );
+    let forwarded = Message::from_bytes(targets[3].1[0].payload.clone());
+    let properties = forwarded.application_properties().unwrap().unwrap();
+    assert_eq!(
+        properties.get("DeadLetterReason"),
+        Some(&busbar_amqp::types::Value::from(
+            busbar_rules::FILTER_EXCEPTION_REASON
+        ))
+    );
+    // A session subscription takes a dead-lettered copy without a SessionId.
+    let (session_subscription, copies) = &targets[0];
+    assert!(session_subscription.requires_session);
+    assert_eq!(busbar_sessions::check_session_message(&copies[0]), Ok(()));
+}
