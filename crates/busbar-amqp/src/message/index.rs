@@ -3,11 +3,11 @@
 
 use std::ops::Range;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 
 use super::sections::{BodyKind, code};
 use crate::error::DecodeError;
-use crate::types::{Descriptor, Value, skip_value, take_u8};
+use crate::types::{Descriptor, Value, format, skip_value, take_u8};
 
 /// Where one section lies in the message bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,15 @@ impl SectionIndex {
                     "message section (not a described value)",
                 ));
             }
-            let section_code = section_code(Value::decode(&mut rest)?)?;
+            // Senders write the descriptor as a smallulong; only other forms need decoding.
+            let descriptor = match rest.get(..2) {
+                Some(&[format::SMALLULONG, code]) => {
+                    rest.advance(2);
+                    Value::Ulong(u64::from(code))
+                }
+                _ => Value::decode(&mut rest)?,
+            };
+            let section_code = section_code(descriptor)?;
             let value_start = bytes.len() - rest.len();
             skip_value(&mut rest, 1)?;
             let end = bytes.len() - rest.len();

@@ -4,7 +4,7 @@ mod composite;
 mod decode;
 mod encode;
 mod field;
-mod format;
+pub(crate) mod format;
 mod value;
 
 pub use composite::Composite;

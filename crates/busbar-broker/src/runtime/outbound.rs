@@ -6,7 +6,7 @@
 use busbar_amqp::DecodeError;
 use busbar_amqp::message::{ApplicationProperties, Message};
 use busbar_amqp::performatives::Milliseconds;
-use busbar_amqp::types::{Timestamp as AmqpTimestamp, Uuid, Value};
+use busbar_amqp::types::{Symbol, Timestamp as AmqpTimestamp, Uuid, Value};
 use busbar_core::{DeadLetterInfo, Delivery, LockToken, Properties, Timestamp};
 use bytes::{Bytes, BytesMut};
 
@@ -64,15 +64,21 @@ pub(crate) fn delivered_message(delivery: &Delivery) -> Result<Message, DecodeEr
     annotations
         .0
         .retain(|(key, _)| !BROKER_OWNED.iter().any(|owned| key.is_key(owned)));
-    annotations.set(SEQUENCE_NUMBER, Value::Long(delivery.sequence.value()));
-    annotations.set(ENQUEUED_TIME, timestamp(delivery.enqueued_time));
-    annotations.set(MESSAGE_STATE, Value::Int(delivery.state.annotation_value()));
+    // Broker-owned keys are gone, so each is appended without looking for it first.
+    let mut add = |key: &str, value: Value| {
+        annotations
+            .0
+            .push((Value::Symbol(Symbol::from(key)), value));
+    };
+    add(SEQUENCE_NUMBER, Value::Long(delivery.sequence.value()));
+    add(ENQUEUED_TIME, timestamp(delivery.enqueued_time));
+    add(MESSAGE_STATE, Value::Int(delivery.state.annotation_value()));
     if let Some(at) = delivery.scheduled_enqueue_time {
-        annotations.set(SCHEDULED_ENQUEUE_TIME, timestamp(at));
+        add(SCHEDULED_ENQUEUE_TIME, timestamp(at));
     }
     if let Some(lock) = &delivery.lock {
-        annotations.set(LOCKED_UNTIL, timestamp(lock.locked_until));
-        annotations.set(LOCK_TOKEN, Value::Uuid(Uuid(*lock.token.as_bytes())));
+        add(LOCKED_UNTIL, timestamp(lock.locked_until));
+        add(LOCK_TOKEN, Value::Uuid(Uuid(*lock.token.as_bytes())));
     }
     message.rewrite(Some(&header), Some(&annotations))
 }
