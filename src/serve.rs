@@ -41,7 +41,7 @@ pub(crate) fn serve(config: &Config, options: &ServeOptions) -> Result<(), Serve
         .map_err(ServeError::Runtime)?;
     runtime.block_on(async {
         match &options.storage {
-            StorageChoice::Memory => run(config, options, MemoryStorage::new()).await,
+            StorageChoice::Memory => run(config, options, MemoryStorage::volatile()).await,
             StorageChoice::Directory(dir) => {
                 let storage = FileStorage::open(dir, FileOptions::default())?;
                 run(config, options, storage).await

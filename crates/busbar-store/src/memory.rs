@@ -9,6 +9,10 @@ use crate::storage::{CompactionReport, Storage};
 /// only at [`sync`](Storage::sync), and [`restart`](MemoryStorage::restart) keeps exactly the
 /// synced ones.
 ///
+/// A [`volatile`](MemoryStorage::volatile) store keeps no records at all, only the positions:
+/// for a broker that never recovers (`busbar --memory`), so that each queued message lives once,
+/// in its entity, and not a second time in the store's log and replay map.
+///
 /// Fault switches make failure paths testable without a disk: [`fail_next_append`],
 /// [`fail_next_sync`] and [`crash_after_records`]. Each failure poisons the store like a real
 /// one.
@@ -18,6 +22,8 @@ use crate::storage::{CompactionReport, Storage};
 /// [`crash_after_records`]: MemoryStorage::crash_after_records
 #[derive(Debug, Default)]
 pub struct MemoryStorage {
+    /// Whether records are dropped after counting (recover and restart find nothing).
+    volatile: bool,
     /// The state of the records folded away by compaction (all of them synced).
     base: Recovered,
     /// Records appended after `base`; the first `synced` of them are durable.
@@ -39,9 +45,19 @@ struct Faults {
 }
 
 impl MemoryStorage {
-    /// An empty store.
+    /// An empty store that keeps what is appended, for [`recover`](Storage::recover) and
+    /// [`restart`](MemoryStorage::restart).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store that keeps nothing: appends and syncs only advance the positions (the
+    /// fault switches still apply), and [`recover`](Storage::recover) finds an empty state.
+    pub fn volatile() -> Self {
+        Self {
+            volatile: true,
+            ..Self::default()
+        }
     }
 
     /// The next [`append`](Storage::append) fails without storing anything and poisons the store.
@@ -71,6 +87,7 @@ impl MemoryStorage {
         let mut log = self.log;
         log.truncate(self.synced);
         MemoryStorage {
+            volatile: self.volatile,
             base: self.base,
             synced: log.len(),
             log,
@@ -97,7 +114,9 @@ impl Storage for MemoryStorage {
             *left -= accepted;
         }
         for record in records.iter().take(accepted) {
-            self.log.push(record.clone());
+            if !self.volatile {
+                self.log.push(record.clone());
+            }
             self.last = self.last.next();
         }
         if accepted < records.len() {

@@ -110,3 +110,30 @@ fn oversized_record_is_refused_without_poisoning() {
     store.append(&[insert(1, "a", "s")]).unwrap();
     assert_eq!(store.sync().unwrap(), Lsn(1));
 }
+
+#[test]
+fn a_volatile_store_counts_positions_keeps_nothing_and_still_fails_on_demand() {
+    let mut store = MemoryStorage::volatile();
+    assert_eq!(
+        store
+            .append(&[insert(1, "a", "s"), insert(2, "b", "s")])
+            .unwrap(),
+        Lsn(2)
+    );
+    assert_eq!(store.sync().unwrap(), Lsn(2));
+    assert!(!store.compact().unwrap().did_work());
+    let recovered = store.recover().unwrap();
+    assert!(recovered.messages.is_empty());
+    assert!(recovered.high_water.is_empty());
+    assert_eq!(recovered.durable, Lsn(2));
+    let mut restarted = store.restart();
+    assert!(restarted.recover().unwrap().messages.is_empty());
+    // Positions go on after a restart, and the fault switches work as on the recoverable store.
+    assert_eq!(restarted.append(&[insert(3, "c", "s")]).unwrap(), Lsn(3));
+    restarted.fail_next_sync();
+    assert!(matches!(
+        restarted.sync(),
+        Err(StoreError::InjectedFault(_))
+    ));
+    assert_poisoned(restarted.append(&[insert(4, "d", "s")]));
+}
