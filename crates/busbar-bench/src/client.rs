@@ -9,8 +9,12 @@ use std::time::{Duration, Instant};
 use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::link::receiver::CreditMode;
 use fe2o3_amqp::session::SessionHandle;
-use fe2o3_amqp::types::definitions::{ReceiverSettleMode, SenderSettleMode};
-use fe2o3_amqp::types::messaging::{ApplicationProperties, Body, Header, Message, Outcome};
+use fe2o3_amqp::types::definitions::{
+    AmqpError, ErrorCondition, ReceiverSettleMode, SenderSettleMode,
+};
+use fe2o3_amqp::types::messaging::{
+    ApplicationProperties, Body, Header, Message, Outcome, Rejected,
+};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 use hdrhistogram::Histogram;
@@ -70,6 +74,8 @@ pub(crate) struct Tally {
     pub(crate) completed: u64,
     /// Sends with an outcome other than accepted.
     pub(crate) not_accepted: u64,
+    /// Of those, sends rejected with `amqp:resource-limit-exceeded` (the entity is full).
+    pub(crate) refused_quota: u64,
     /// Latencies in microseconds.
     pub(crate) latencies: Histogram<u64>,
     /// When the loop ended (before any link or connection is closed).
@@ -82,6 +88,7 @@ impl Tally {
         Self {
             completed: 0,
             not_accepted: 0,
+            refused_quota: 0,
             latencies: latency_histogram(),
             finished: Instant::now(),
         }
@@ -271,9 +278,42 @@ async fn settle_oldest(
             tally.completed += 1;
             tally.record(now_micros().saturating_sub(started));
         }
+        Outcome::Rejected(rejected) if is_quota_refusal(&rejected) => {
+            tally.not_accepted += 1;
+            tally.refused_quota += 1;
+        }
         _ => tally.not_accepted += 1,
     }
     Ok(())
+}
+
+/// Whether a rejection says the entity reached its size quota.
+fn is_quota_refusal(rejected: &Rejected) -> bool {
+    rejected.error.as_ref().is_some_and(|error| {
+        error.condition == ErrorCondition::AmqpError(AmqpError::ResourceLimitExceeded)
+    })
+}
+
+/// Receives and completes one message at a time, at most `per_second` a second, until `until`;
+/// returns how many it completed. The slow consumer of the quota scenario.
+pub(crate) async fn settle_at_rate(
+    receiver: &mut Receiver,
+    per_second: u32,
+    until: Instant,
+) -> Result<u64, BenchError> {
+    let mut ticks = tokio::time::interval(Duration::from_secs(1) / per_second.max(1));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut completed = 0;
+    while Instant::now() < until {
+        ticks.tick().await;
+        let delivery = match tokio::time::timeout(RECHECK, receiver.recv::<Body<Value>>()).await {
+            Ok(delivery) => delivery.map_err(|error| BenchError::broker("receive", error))?,
+            Err(_) => continue,
+        };
+        step("complete", receiver.accept(&delivery)).await?;
+        completed += 1;
+    }
+    Ok(completed)
 }
 
 /// What a receive loop measures as latency.

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::scenario::QUEUE_COUNT;
+use crate::scenario::{QUEUE_COUNT, QUOTA_MEGABYTES, QUOTA_QUEUE};
 
 /// Subscription counts of the fan-out topics (`fanout-1`, `fanout-10`, `fanout-100`).
 pub(crate) const FANOUT_SUBSCRIPTIONS: [usize; 3] = [1, 10, 100];
@@ -33,11 +33,12 @@ pub(crate) fn copies_per_message(subscriptions: usize) -> usize {
     (0..subscriptions).filter(|&index| selects(index)).count()
 }
 
-/// A Busbar `Config.json` with the queues and fan-out topics the scenarios use.
+/// A Busbar `Config.json` with the queues and fan-out topics the scenarios use; the
+/// slow-consumer queue has a small `MaxSizeInMegabytes`.
 pub(crate) fn busbar_config() -> String {
     let queues: Vec<Value> = (0..QUEUE_COUNT)
         .map(|queue| {
-            json!({
+            let mut entry = json!({
                 "Name": queue_name(queue),
                 "Properties": {
                     "DeadLetteringOnMessageExpiration": false,
@@ -50,7 +51,11 @@ pub(crate) fn busbar_config() -> String {
                     "RequiresDuplicateDetection": false,
                     "RequiresSession": false
                 }
-            })
+            });
+            if queue == QUOTA_QUEUE {
+                entry["Properties"]["MaxSizeInMegabytes"] = QUOTA_MEGABYTES.into();
+            }
+            entry
         })
         .collect();
     let topics: Vec<Value> = FANOUT_SUBSCRIPTIONS.into_iter().map(fanout_topic).collect();

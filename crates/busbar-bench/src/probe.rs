@@ -39,6 +39,11 @@ impl BrokerProbe {
 }
 
 impl ProcessSample {
+    /// The resident set size at this instant.
+    pub(crate) fn rss_bytes(&self) -> u64 {
+        self.rss_bytes
+    }
+
     /// What the broker spent between `self` and `later`, shared over `messages`.
     pub(crate) fn usage_until(&self, later: &ProcessSample, messages: u64) -> BrokerUsage {
         let cpu_seconds = later.cpu_ticks.saturating_sub(self.cpu_ticks) as f64 / TICKS_PER_SECOND;

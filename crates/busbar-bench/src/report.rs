@@ -68,8 +68,14 @@ pub(crate) struct ScenarioResult {
     /// subscriptions that select them); `None` for queue scenarios.
     #[serde(default)]
     pub(crate) copies: Option<u64>,
+    /// Of those, sends rejected because the queue was full (`amqp:resource-limit-exceeded`).
+    #[serde(default)]
+    pub(crate) refused_quota: u64,
     /// The broker's CPU and memory, when its process id was given.
     pub(crate) broker: Option<BrokerUsage>,
+    /// The broker's largest RSS sampled during the scenario (the slow-consumer scenario).
+    #[serde(default)]
+    pub(crate) rss_peak_bytes: Option<u64>,
 }
 
 impl ScenarioResult {
@@ -148,9 +154,10 @@ pub(crate) fn run_table(report: &Report) -> String {
             ),
             None => ("-".into(), "-".into(), "-".into()),
         };
-        let refused = match scenario.not_accepted {
-            0 => String::new(),
-            count => format!(" ({count} not accepted)"),
+        let refused = match (scenario.not_accepted, scenario.refused_quota) {
+            (0, _) => String::new(),
+            (count, 0) => format!(" ({count} not accepted)"),
+            (count, quota) => format!(" ({count} not accepted, {quota} of them over quota)"),
         };
         let copies = scenario.copies_per_second().map_or("-".into(), format_rate);
         let _ = writeln!(
@@ -164,6 +171,18 @@ pub(crate) fn run_table(report: &Report) -> String {
             format_micros(scenario.latency.p999_us),
             scenario.latency_kind,
         );
+    }
+    for scenario in &report.scenarios {
+        if let (Some(peak), Some(usage)) = (scenario.rss_peak_bytes, scenario.broker) {
+            let start = i64::try_from(usage.rss_bytes).unwrap_or(i64::MAX) - usage.rss_growth_bytes;
+            let _ = writeln!(
+                out,
+                "\n{}: broker RSS peak {:.1} MiB, {:.1} MiB above its start.",
+                scenario.name,
+                peak as f64 / 1_048_576.0,
+                (i64::try_from(peak).unwrap_or(i64::MAX) - start) as f64 / 1_048_576.0
+            );
+        }
     }
     out
 }
@@ -256,11 +275,13 @@ mod tests {
             },
             not_accepted: 0,
             copies: None,
+            refused_quota: 0,
             broker: Some(BrokerUsage {
                 cpu_us_per_message: 12.34,
                 rss_bytes: 64 * 1_048_576,
                 rss_growth_bytes: 25_600,
             }),
+            rss_peak_bytes: None,
         }
     }
 
@@ -322,6 +343,24 @@ mod tests {
             lines[6].starts_with("| fan-out-10 | 1 000 | 0.13 | 5 000 | 850 µs |"),
             "{}",
             lines[6]
+        );
+    }
+
+    #[test]
+    fn quota_refusals_and_the_rss_peak_are_reported() {
+        let mut slow = scenario("slow", 100, 1.0);
+        slow.not_accepted = 7;
+        slow.refused_quota = 5;
+        slow.rss_peak_bytes = Some(80 * 1_048_576);
+        let table = run_table(&report("busbar-memory", vec![slow]));
+        assert!(
+            table.contains("| slow (7 not accepted, 5 of them over quota) | 100 |"),
+            "{table}"
+        );
+        // The run ended at 64 MiB after growing by 25 600 bytes: the peak is ~16 MiB above the start.
+        assert!(
+            table.contains("slow: broker RSS peak 80.0 MiB, 16.0 MiB above its start."),
+            "{table}"
         );
     }
 

@@ -12,8 +12,14 @@ use crate::error::BenchError;
 use crate::probe::{BrokerProbe, ProcessSample};
 use crate::report::{BrokerUsage, LatencySummary, Report, ScenarioResult};
 
+mod slow_consumer;
+
 /// How many queues the scenarios use, numbered from 0 (`bench-0` … on Busbar).
-pub(crate) const QUEUE_COUNT: usize = 17;
+pub(crate) const QUEUE_COUNT: usize = 18;
+/// The queue of the slow-consumer scenario, the only one with a small size quota.
+pub(crate) const QUOTA_QUEUE: usize = 17;
+/// Its `MaxSizeInMegabytes` (Busbar; other brokers get no quota).
+pub(crate) const QUOTA_MEGABYTES: u32 = 10;
 /// The queues of the many-connections and backlog scenarios.
 const SHARED_QUEUES: Range<usize> = 7..17;
 /// Receiver credit, as the issue asks.
@@ -43,6 +49,21 @@ pub(crate) enum Shape {
         /// Unsettled sends the producer keeps.
         in_flight: usize,
     },
+    /// One producer sending as fast as it can and one consumer completing at a fixed slow rate.
+    SlowConsumer(SlowConsumer),
+}
+
+/// The slow-consumer scenario: what the producer sends and how fast the consumer settles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SlowConsumer {
+    /// The queue (with a small size quota).
+    queue: usize,
+    /// Body size in bytes.
+    body_bytes: usize,
+    /// Unsettled sends the producer keeps.
+    in_flight: usize,
+    /// Messages the consumer completes per second.
+    consumer_rate: u32,
 }
 
 /// Body size of the fan-out scenarios' messages.
@@ -175,6 +196,17 @@ pub(crate) fn plan(profile: Profile) -> Vec<Scenario> {
         scenario("topic fan-out 10 subscriptions 128B", fan_out(10), 200_000),
         scenario("topic fan-out 100 subscriptions 128B", fan_out(100), 20_000),
     ]);
+    plan.push(Scenario {
+        name: "slow consumer 128B 200 msg/s, 10 MB quota (RSS peak)",
+        shape: Shape::SlowConsumer(SlowConsumer {
+            queue: QUOTA_QUEUE,
+            body_bytes: 128,
+            in_flight: 100,
+            consumer_rate: 200,
+        }),
+        messages: u64::MAX,
+        duration: Duration::from_secs(if full { 30 } else { 5 }),
+    });
     plan
 }
 
@@ -271,6 +303,11 @@ impl Runner {
                 let measured = self.fan_out(scenario, *subscriptions, *in_flight).await?;
                 (measured, FANOUT_BODY_BYTES as u64, "send→accepted")
             }
+            Shape::SlowConsumer(slow) => (
+                self.slow_consumer(scenario, slow).await?,
+                slow.body_bytes as u64,
+                "send→accepted",
+            ),
         };
         let copies = match scenario.shape {
             Shape::FanOut { subscriptions, .. } => {
@@ -287,7 +324,9 @@ impl Runner {
             latency: LatencySummary::from_histogram(&measured.tally.latencies),
             not_accepted: measured.tally.not_accepted,
             copies,
+            refused_quota: measured.tally.refused_quota,
             broker: measured.broker,
+            rss_peak_bytes: measured.rss_peak,
         })
     }
 }
@@ -297,6 +336,8 @@ struct Measured {
     tally: Tally,
     elapsed: Duration,
     broker: Option<BrokerUsage>,
+    /// The broker's largest RSS sampled during the scenario, where it is sampled throughout.
+    rss_peak: Option<u64>,
 }
 
 impl Runner {
@@ -385,6 +426,7 @@ impl Runner {
             broker: usage(before, after, tally.completed),
             elapsed: tally.finished.saturating_duration_since(started),
             tally,
+            rss_peak: None,
         })
     }
 
@@ -421,6 +463,7 @@ impl Runner {
             broker: usage(before, after, tally.completed),
             tally,
             elapsed,
+            rss_peak: None,
         })
     }
 
@@ -454,6 +497,7 @@ impl Runner {
             broker: usage(before, after, tally.completed),
             elapsed: tally.finished.saturating_duration_since(started),
             tally,
+            rss_peak: None,
         })
     }
 }
@@ -471,6 +515,7 @@ fn usage(
 fn merge(into: &mut Tally, from: &Tally) {
     into.completed += from.completed;
     into.not_accepted += from.not_accepted;
+    into.refused_quota += from.refused_quota;
     into.finished = into.finished.max(from.finished);
     // Both histograms have the same bounds, so adding cannot fail; saturate if it ever did.
     if into.latencies.add(&from.latencies).is_err() {
@@ -519,6 +564,7 @@ mod tests {
                             scenario.name
                         );
                     }
+                    Shape::SlowConsumer(slow) => assert_eq!(slow.queue, QUOTA_QUEUE),
                 }
             }
             let fan_outs: Vec<usize> = plan
@@ -530,7 +576,7 @@ mod tests {
                 .collect();
             assert_eq!(fan_outs, FANOUT_SUBSCRIPTIONS);
         }
-        assert_eq!(plan(Profile::Quick).len(), 12);
-        assert_eq!(plan(Profile::Full).len(), 14);
+        assert_eq!(plan(Profile::Quick).len(), 13);
+        assert_eq!(plan(Profile::Full).len(), 15);
     }
 }
