@@ -31,13 +31,15 @@ pub enum StoreError {
         reason: &'static str,
     },
     /// A segment was written by a format version this build does not read.
-    #[error("segment {file} has format version {version}, this build reads version {supported}")]
+    #[error(
+        "segment {file} has format version {version}, this build reads versions 1 to {supported}"
+    )]
     UnsupportedVersion {
         /// The segment file.
         file: PathBuf,
         /// The version found in its header.
         version: u32,
-        /// The version this build reads and writes.
+        /// The newest version this build reads (the one it writes).
         supported: u32,
     },
     /// A record is larger than the journal can frame. Nothing was appended.

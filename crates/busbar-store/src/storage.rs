@@ -18,7 +18,8 @@ pub trait Storage: Send {
     /// position if `records` is empty).
     ///
     /// On return the records are ordered after everything appended before, but **not durable**:
-    /// a crash may lose them. A record too large to store is refused before anything is written
+    /// a crash may lose them, but only all together: recovery never keeps part of one append
+    /// (which is how a topic send stores all its copies or none). A record too large to store is refused before anything is written
     /// ([`StoreError::RecordTooLarge`], store not poisoned); any other error poisons the store.
     fn append(&mut self, records: &[Record]) -> Result<Lsn, StoreError>;
 

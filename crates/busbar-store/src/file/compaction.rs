@@ -7,7 +7,7 @@ use std::io::{Read, Seek, SeekFrom};
 use bytes::Bytes;
 
 use super::FileStorage;
-use super::format::{self, Entry, HEADER_LEN};
+use super::format::{self, Entry, Frame, HEADER_LEN};
 use super::index::Location;
 use super::segment::{self, SegmentId};
 use crate::error::StoreError;
@@ -85,12 +85,17 @@ impl FileStorage {
         let mut live = Vec::new();
         let mut offset = HEADER_LEN;
         while offset < data.len() {
-            let (entry, len) =
+            let (frame, len) =
                 format::decode_frame(&data, offset).map_err(|error| StoreError::Corrupt {
                     file: path.clone(),
                     offset: offset as u64,
                     reason: error.reason(),
                 })?;
+            // A sealed segment is whole: its groups' frames are read one by one.
+            let Frame::Entry(entry) = frame else {
+                offset += len;
+                continue;
+            };
             let here = Location {
                 segment: victim,
                 offset: offset as u64,
@@ -159,7 +164,7 @@ impl FileStorage {
             (self.read_frame(location)?, 0)
         };
         let offset = usize::try_from(offset).map_err(|_| corrupt("offset out of range"))?;
-        match format::decode_frame(&frame, offset) {
+        match format::decode_entry(&frame, offset) {
             Ok((Entry::Record(Record::Update { state, .. }), _)) => Ok(state),
             Ok(_) => Err(corrupt("indexed frame is not an update")),
             Err(error) => Err(corrupt(error.reason())),

@@ -4,13 +4,21 @@
 //! position of its first record (u64) and a CRC32C of those 20 bytes (u32). Frames follow:
 //! payload length (u32), CRC32C of kind byte + payload (u32), kind byte, payload. Integers are
 //! little-endian.
+//!
+//! Version 2 adds the group frame: an append of two or more frames starts with one whose payload
+//! is the byte length of the frames that follow it in that append. They count only all
+//! together: recovery drops the whole group when any of it is torn, so one append is recovered
+//! all or nothing. Version 1 segments (no group frames) read the same way.
 
 use bytes::{Buf, Bytes};
 
 use crate::record::{EntityId, Lsn, MessageKey, MetaKey, Record};
 
 pub(crate) const MAGIC: [u8; 8] = *b"BUSBARJ\0";
-pub(crate) const FORMAT_VERSION: u32 = 1;
+/// The version this build writes.
+pub(crate) const FORMAT_VERSION: u32 = 2;
+/// The oldest version this build reads.
+const OLDEST_READABLE_VERSION: u32 = 1;
 pub(crate) const HEADER_LEN: usize = 24;
 pub(crate) const FRAME_HEADER_LEN: usize = 9;
 /// Largest payload one frame carries; keeps a corrupt length from asking for gigabytes.
@@ -22,6 +30,7 @@ const KIND_REMOVE: u8 = 3;
 const KIND_META_PUT: u8 = 4;
 const KIND_META_DELETE: u8 = 5;
 const KIND_HIGH_WATER: u8 = 6;
+const KIND_GROUP: u8 = 7;
 
 const KEY_LEN: usize = 12;
 
@@ -33,6 +42,16 @@ pub(crate) enum Entry {
     HighWater {
         entity: EntityId,
         sequence: i64,
+    },
+}
+
+/// What one frame holds: a log entry, or the start of a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Frame {
+    Entry(Entry),
+    /// The frames in the next `len` bytes were written by one append and count only together.
+    Group {
+        len: u64,
     },
 }
 
@@ -85,7 +104,7 @@ pub(crate) fn decode_header(mut bytes: &[u8]) -> Result<Lsn, HeaderError> {
     if bytes.get_u32_le() != crc {
         return Err(HeaderError::Invalid);
     }
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(HeaderError::Version(version));
     }
     Ok(Lsn(first_lsn))
@@ -137,6 +156,18 @@ pub(crate) fn encode_record(out: &mut Vec<u8>, record: &Record) -> usize {
     }
 }
 
+/// The length of a group frame (written before the frames it announces).
+pub(crate) const GROUP_FRAME_LEN: usize = FRAME_HEADER_LEN + 8;
+
+/// A group frame announcing `len` bytes of frames to follow.
+pub(crate) fn group_frame(len: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(GROUP_FRAME_LEN);
+    frame(&mut out, KIND_GROUP, |out| {
+        out.extend_from_slice(&len.to_le_bytes())
+    });
+    out
+}
+
 /// Appends a high-water frame to `out` and returns the frame's length.
 pub(crate) fn encode_high_water(out: &mut Vec<u8>, entity: EntityId, sequence: i64) -> usize {
     frame(out, KIND_HIGH_WATER, |out| {
@@ -169,7 +200,7 @@ fn put_len(out: &mut Vec<u8>, len: usize) {
 /// Decodes the frame starting at `offset` of `segment`; returns it and its length.
 ///
 /// Payload bytes are slices of `segment`, not copies.
-pub(crate) fn decode_frame(segment: &Bytes, offset: usize) -> Result<(Entry, usize), FrameError> {
+pub(crate) fn decode_frame(segment: &Bytes, offset: usize) -> Result<(Frame, usize), FrameError> {
     let available = segment.len().saturating_sub(offset);
     if available < FRAME_HEADER_LEN {
         return Err(FrameError::Truncated);
@@ -190,8 +221,23 @@ pub(crate) fn decode_frame(segment: &Bytes, offset: usize) -> Result<(Entry, usi
     }
     let kind = checked[0];
     let payload = segment.slice(offset + FRAME_HEADER_LEN..offset + frame_len);
-    let entry = decode_payload(kind, payload).ok_or(FrameError::Malformed)?;
-    Ok((entry, frame_len))
+    let frame = if kind == KIND_GROUP {
+        let len: [u8; 8] = payload[..].try_into().map_err(|_| FrameError::Malformed)?;
+        Frame::Group {
+            len: u64::from_le_bytes(len),
+        }
+    } else {
+        Frame::Entry(decode_payload(kind, payload).ok_or(FrameError::Malformed)?)
+    };
+    Ok((frame, frame_len))
+}
+
+/// Decodes the frame at `offset` that must be an entry (not a group).
+pub(crate) fn decode_entry(segment: &Bytes, offset: usize) -> Result<(Entry, usize), FrameError> {
+    match decode_frame(segment, offset)? {
+        (Frame::Entry(entry), len) => Ok((entry, len)),
+        (Frame::Group { .. }, _) => Err(FrameError::Malformed),
+    }
 }
 
 fn decode_payload(kind: u8, mut payload: Bytes) -> Option<Entry> {
@@ -321,22 +367,28 @@ mod tests {
             assert_eq!(len, FRAME_HEADER_LEN + payload_len(record));
         }
         encode_high_water(&mut out, EntityId(3), 99);
+        let group = group_frame(1234);
+        assert_eq!(group.len(), GROUP_FRAME_LEN);
+        out.extend_from_slice(&group);
         let bytes = Bytes::from(out);
         let mut offset = 0;
         let mut decoded = Vec::new();
         while offset < bytes.len() {
-            let (entry, len) = decode_frame(&bytes, offset).unwrap();
-            decoded.push(entry);
+            let (frame, len) = decode_frame(&bytes, offset).unwrap();
+            decoded.push(frame);
             offset += len;
         }
-        let expected: Vec<Entry> = records
+        let expected: Vec<Frame> = records
             .iter()
             .cloned()
-            .map(Entry::Record)
-            .chain([Entry::HighWater {
-                entity: EntityId(3),
-                sequence: 99,
-            }])
+            .map(|record| Frame::Entry(Entry::Record(record)))
+            .chain([
+                Frame::Entry(Entry::HighWater {
+                    entity: EntityId(3),
+                    sequence: 99,
+                }),
+                Frame::Group { len: 1234 },
+            ])
             .collect();
         assert_eq!(decoded, expected);
     }
@@ -368,10 +420,19 @@ mod tests {
         let mut damaged = header;
         damaged[14] ^= 1;
         assert_eq!(decode_header(&damaged), Err(HeaderError::Invalid));
-        let mut other_version = header;
-        other_version[8..12].copy_from_slice(&2u32.to_le_bytes());
-        let crc = crc32c::crc32c(&other_version[..20]);
-        other_version[20..].copy_from_slice(&crc.to_le_bytes());
-        assert_eq!(decode_header(&other_version), Err(HeaderError::Version(2)));
+        let with_version = |version: u32| {
+            let mut other = header;
+            other[8..12].copy_from_slice(&version.to_le_bytes());
+            let crc = crc32c::crc32c(&other[..20]);
+            other[20..].copy_from_slice(&crc.to_le_bytes());
+            decode_header(&other)
+        };
+        assert_eq!(
+            with_version(1),
+            Ok(Lsn(42)),
+            "version 1 has no groups, reads the same"
+        );
+        assert_eq!(with_version(3), Err(HeaderError::Version(3)));
+        assert_eq!(with_version(0), Err(HeaderError::Version(0)));
     }
 }

@@ -60,9 +60,12 @@ impl Default for FileOptions {
 /// journal. Zeros never form a valid frame, so a zero tail reads as the end of the log; a
 /// segment is cut back to its data before it is sealed.
 ///
+/// An append of two or more records starts with a group frame giving the byte length of its
+/// frames, so that recovery keeps all of an append or none of it.
+///
 /// [`open`](FileStorage::open) reads the whole journal once: a bad frame in the last segment is
-/// cut off there (it was never synced); anywhere else it fails with [`StoreError::Corrupt`]
-/// naming the file and offset.
+/// cut off there with the rest of its append (it was never synced); anywhere else it fails with
+/// [`StoreError::Corrupt`] naming the file and offset.
 ///
 /// Compaction deletes the oldest segment, after copying what is still live in it (messages as
 /// an insert with their latest state, metadata entries, and each entity's sequence high-water
@@ -204,12 +207,26 @@ impl FileStorage {
         }
         self.encoded.clear();
         self.frame_lens.clear();
+        // Two or more frames go under a group frame, so recovery keeps all or none of them. Its
+        // place is kept here and filled in once the frames are encoded.
+        let group_len = if records.len() + marks.len() > 1 {
+            format::GROUP_FRAME_LEN
+        } else {
+            0
+        };
+        self.encoded.resize(group_len, 0);
         for record in records {
             let len = format::encode_record(&mut self.encoded, record);
             self.frame_lens.push(len as u64);
         }
         for (&entity, &sequence) in marks {
             format::encode_high_water(&mut self.encoded, entity, sequence);
+        }
+        if group_len > 0 {
+            let span = (self.encoded.len() - group_len) as u64;
+            if let Some(group) = self.encoded.get_mut(..group_len) {
+                group.copy_from_slice(&format::group_frame(span));
+            }
         }
         if self.encoded.is_empty() {
             return Ok(self.last);
@@ -224,6 +241,8 @@ impl FileStorage {
             let path = self.head.id.path_in(&self.dir);
             return Err(self.poison.set(StoreError::io("write", path, error)));
         }
+        // The records' frames follow the group frame.
+        offset += group_len as u64;
         if let Some(head) = self.segments.get_mut(&self.head.id) {
             head.len += batch_len;
         }

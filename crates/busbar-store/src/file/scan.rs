@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use crate::error::StoreError;
-use crate::file::format::{self, Entry, HEADER_LEN, HeaderError};
+use bytes::Bytes;
+
+use crate::file::format::{self, Entry, Frame, FrameError, HEADER_LEN, HeaderError};
 use crate::file::index::Location;
 use crate::file::segment::{self, SegmentId};
 use crate::record::Lsn;
@@ -87,21 +89,23 @@ pub(crate) fn scan(
         let mut lsn = first_lsn;
         let mut offset = HEADER_LEN;
         while offset < data.len() {
-            if let ScanMode::UpTo(limit) = mode
-                && lsn > limit
-            {
-                found.last = Lsn(lsn.0.saturating_sub(1));
-                return Ok(found);
-            }
-            match format::decode_frame(&data, offset) {
-                Ok((entry, len)) => {
-                    let location = Location {
-                        segment: id,
-                        offset: offset as u64,
-                        len: len as u64,
-                    };
-                    visit(lsn, location, entry);
-                    lsn = lsn.next();
+            match read_unit(&data, offset) {
+                Ok((unit, len)) => {
+                    for Located { at, len, entry } in unit.single.into_iter().chain(unit.group) {
+                        if let ScanMode::UpTo(limit) = mode
+                            && lsn > limit
+                        {
+                            found.last = Lsn(lsn.0.saturating_sub(1));
+                            return Ok(found);
+                        }
+                        let location = Location {
+                            segment: id,
+                            offset: at as u64,
+                            len: len as u64,
+                        };
+                        visit(lsn, location, entry);
+                        lsn = lsn.next();
+                    }
                     offset += len;
                 }
                 Err(_) if is_last => {
@@ -110,10 +114,10 @@ pub(crate) fn scan(
                     }
                     break;
                 }
-                Err(error) => {
+                Err((at, error)) => {
                     return Err(StoreError::Corrupt {
                         file: path,
-                        offset: offset as u64,
+                        offset: at as u64,
                         reason: error.reason(),
                     });
                 }
@@ -128,4 +132,64 @@ pub(crate) fn scan(
     }
     found.last = next_lsn.map_or(Lsn(0), |next| Lsn(next.0.saturating_sub(1)));
     Ok(found)
+}
+
+/// One frame where a scan found it.
+struct Located {
+    at: usize,
+    len: usize,
+    entry: Entry,
+}
+
+/// What one append left: a single frame, or the frames of a group, which count only together.
+struct Unit {
+    single: Option<Located>,
+    group: Vec<Located>,
+}
+
+/// Reads the unit starting at `offset` and returns it with its length in bytes; a bad frame
+/// anywhere in it fails the whole unit, with the offset of the bad frame.
+fn read_unit(data: &Bytes, offset: usize) -> Result<(Unit, usize), (usize, FrameError)> {
+    let (frame, len) = format::decode_frame(data, offset).map_err(|error| (offset, error))?;
+    let span = match frame {
+        Frame::Entry(entry) => {
+            let single = Some(Located {
+                at: offset,
+                len,
+                entry,
+            });
+            return Ok((
+                Unit {
+                    single,
+                    group: Vec::new(),
+                },
+                len,
+            ));
+        }
+        Frame::Group { len: span } => span,
+    };
+    let start = offset + len;
+    let end = usize::try_from(span)
+        .ok()
+        .and_then(|span| start.checked_add(span))
+        .filter(|&end| end <= data.len())
+        .ok_or((offset, FrameError::Truncated))?;
+    let mut group = Vec::new();
+    let mut at = start;
+    while at < end {
+        let (entry, len) = format::decode_entry(data, at).map_err(|error| (at, error))?;
+        group.push(Located { at, len, entry });
+        at += len;
+    }
+    if at != end {
+        // The last frame runs past the group's announced end.
+        return Err((offset, FrameError::Malformed));
+    }
+    Ok((
+        Unit {
+            single: None,
+            group,
+        },
+        end - offset,
+    ))
 }

@@ -154,10 +154,14 @@ fn crc32c_of_header(bytes: &[u8]) -> u32 {
 fn damaged_frame_in_the_last_segment_cuts_the_tail_there() {
     let dir = TestDir::new("corrupt-last");
     let mut store = FileStorage::open(dir.path(), FileOptions::default()).unwrap();
-    store
-        .append(&[insert(1, "one", "s"), insert(2, "two", "s")])
-        .unwrap();
-    store.append(&[update(1, "s2")]).unwrap();
+    // One record per append: each frame stands alone (no group frame).
+    for record in [
+        insert(1, "one", "s"),
+        insert(2, "two", "s"),
+        update(1, "s2"),
+    ] {
+        store.append(&[record]).unwrap();
+    }
     store.sync().unwrap();
     drop(store);
     let path = dir.path().join("0000000000000001.seg");
@@ -168,4 +172,24 @@ fn damaged_frame_in_the_last_segment_cuts_the_tail_there() {
     // Only what precedes the damaged frame is kept (the last segment's rule: never synced).
     assert_eq!(recovered.messages.len(), 1);
     assert_eq!(&recovered.messages[&crate::support::key(1)].state[..], b"s");
+}
+
+#[test]
+fn damaged_frame_in_a_grouped_append_of_the_last_segment_cuts_the_whole_append() {
+    let dir = TestDir::new("corrupt-last-group");
+    let mut store = FileStorage::open(dir.path(), FileOptions::default()).unwrap();
+    store.append(&[insert(1, "one", "s")]).unwrap();
+    store
+        .append(&[insert(2, "two", "s"), insert(3, "three", "s")])
+        .unwrap();
+    store.sync().unwrap();
+    let written = usize::try_from(store.disk_usage()).unwrap();
+    drop(store);
+    let path = dir.path().join("0000000000000001.seg");
+    // The last byte written: the group's second frame (the store keeps no part of an append).
+    flip_byte(&path, written - 1);
+    let mut store = FileStorage::open(dir.path(), FileOptions::default()).unwrap();
+    let recovered = store.recover().unwrap();
+    assert_eq!(recovered.messages.len(), 1);
+    assert!(recovered.messages.contains_key(&crate::support::key(1)));
 }

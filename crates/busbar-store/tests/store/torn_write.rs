@@ -1,6 +1,6 @@
-//! Torn writes: the journal cut at every byte offset inside its last record must recover the
-//! state synced before that record, whether the file ends there or continues with the zeros
-//! of a preallocated tail.
+//! Torn writes: the journal cut at every byte offset inside its last append must recover the
+//! state synced before that append (all of an append or none of it, however many records),
+//! whether the file ends there or continues with the zeros of a preallocated tail.
 
 use busbar_store::{FileOptions, FileStorage, Record, Recovered, Storage};
 use bytes::Bytes;
@@ -14,8 +14,8 @@ fn only_segment(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// Writes a history, then `last` as its own synced append; returns the journal bytes, where
-/// the last record starts, and the states before and after it.
-fn journal_with_last_record(last: Record) -> (Vec<u8>, usize, Recovered, Recovered) {
+/// the last append starts, and the states before and after it.
+fn journal_with_last_append(last: &[Record]) -> (Vec<u8>, usize, Recovered, Recovered) {
     let dir = TestDir::new("torn-source");
     let mut store = FileStorage::open(dir.path(), FileOptions::default()).unwrap();
     store
@@ -30,18 +30,18 @@ fn journal_with_last_record(last: Record) -> (Vec<u8>, usize, Recovered, Recover
     let before = store.recover().unwrap();
     let path = only_segment(dir.path());
     let start = std::fs::metadata(&path).unwrap().len() as usize;
-    store.append(&[last]).unwrap();
+    store.append(last).unwrap();
     store.sync().unwrap();
     let after = store.recover().unwrap();
     drop(store);
     (std::fs::read(&path).unwrap(), start, before, after)
 }
 
-/// Cuts the last record at every offset, once with the file ending at the cut and once with
-/// zeros after it up to past the record's end (an overwrite of preallocated space that never
+/// Cuts the last append at every offset, once with the file ending at the cut and once with
+/// zeros after it up to past the append's end (an overwrite of preallocated space that never
 /// completed).
-fn check_every_cut(last: Record) {
-    let (journal, start, before, after) = journal_with_last_record(last);
+fn check_every_cut(last: &[Record]) {
+    let (journal, start, before, after) = journal_with_last_append(last);
     assert_ne!(before, after);
     for (cut, zero_tail) in (start..=journal.len()).flat_map(|cut| [(cut, false), (cut, true)]) {
         let dir = TestDir::new("torn-cut");
@@ -86,26 +86,62 @@ fn check_every_cut(last: Record) {
 
 #[test]
 fn cut_inside_last_insert_recovers_previous_state() {
-    check_every_cut(insert(3, "the last message body", "its state"));
+    check_every_cut(&[insert(3, "the last message body", "its state")]);
 }
 
 #[test]
 fn cut_inside_last_update_recovers_previous_state() {
-    check_every_cut(update(1, "a newer state"));
+    check_every_cut(&[update(1, "a newer state")]);
 }
 
 #[test]
 fn cut_inside_last_meta_recovers_previous_state() {
-    check_every_cut(Record::Meta {
+    check_every_cut(&[Record::Meta {
         entity: crate::support::ENTITY,
         key: Bytes::from_static(b"m"),
         value: None,
-    });
+    }]);
+}
+
+#[test]
+fn cut_anywhere_inside_a_multi_record_append_recovers_none_of_it() {
+    // As a topic send stores its copies: every record of the append, or none.
+    check_every_cut(&[
+        insert(3, "copy for one subscription", "s"),
+        insert(4, "copy for another", "s"),
+        update(1, "and a settlement"),
+    ]);
+}
+
+#[test]
+fn a_version_1_journal_still_reads() {
+    let dir = TestDir::new("torn-v1");
+    let mut store = FileStorage::open(dir.path(), FileOptions::default()).unwrap();
+    // One record per append: no group frames, the same frames version 1 wrote.
+    for record in [
+        insert(1, "a", "s"),
+        insert(2, "b", "s"),
+        update(1, "s2"),
+        remove(2),
+    ] {
+        store.append(&[record]).unwrap();
+    }
+    store.sync().unwrap();
+    let expected = store.recover().unwrap();
+    drop(store);
+    let path = only_segment(dir.path());
+    let mut journal = std::fs::read(&path).unwrap();
+    journal[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let crc = crc32c::crc32c(&journal[..20]);
+    journal[20..24].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, &journal).unwrap();
+    let mut reopened = FileStorage::open(dir.path(), FileOptions::default()).unwrap();
+    assert_eq!(reopened.recover().unwrap(), expected);
 }
 
 #[test]
 fn zeroed_tail_is_dropped() {
-    let (mut journal, _, _, after) = journal_with_last_record(insert(3, "body", "state"));
+    let (mut journal, _, _, after) = journal_with_last_append(&[insert(3, "body", "state")]);
     // A file extended but never written (e.g. by a crash after the size was updated).
     journal.extend_from_slice(&[0u8; 100]);
     let dir = TestDir::new("torn-zeros");
