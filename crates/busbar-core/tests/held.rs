@@ -185,3 +185,33 @@ fn a_copy_dead_lettered_on_arrival_is_held_in_the_dead_letter_queue_too() {
     assert_eq!(delivery.sequence, kept.sequences()[0]);
     assert!(delivery.dead_letter.is_some());
 }
+
+#[test]
+fn pending_messages_whose_write_failed_are_dropped_without_a_trace() {
+    let mut entity = entity(with_duplicate_detection());
+    let kept = send(&mut entity, message("kept"), at(0));
+    entity
+        .enqueue(vec![with_id("a", "id-1"), message("b")], at(1))
+        .unwrap();
+    let later = entity.enqueue(vec![message("c")], at(2)).unwrap();
+    let held = entity.hold(vec![message("held")], at(2)).unwrap();
+    entity.drain_records().for_each(drop);
+    // The batch of "a" and "b" failed; "c" (a later batch) and the held copy are untouched.
+    entity.discard_pending(SequenceNumber(3));
+    assert!(!entity.has_records());
+    assert_eq!(entity.len(SubQueue::Main), 3);
+    let [EnqueueOutcome::Enqueued(later)] = later[..] else {
+        panic!("expected one enqueued message");
+    };
+    entity.mark_durable(later);
+    entity.release_held(&held.sequences());
+    let received: Vec<_> =
+        std::iter::from_fn(|| entity.receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(3)))
+            .map(|d| d.sequence)
+            .collect();
+    assert_eq!(received, [kept, later, held.sequences()[0]]);
+    // The failed send's retry is stored, not taken for a duplicate.
+    let retry = entity.enqueue(vec![with_id("a", "id-1")], at(4)).unwrap();
+    assert!(matches!(retry[..], [EnqueueOutcome::Enqueued(_)]));
+    entity.check_invariants().unwrap();
+}

@@ -66,6 +66,8 @@ enum Op {
     MarkDurable {
         lag: i64,
     },
+    /// The write of every pending insert failed: they never reached the store.
+    FailPending,
     /// One entity's part of a send to several entities: copies held, records kept aside.
     Hold {
         count: usize,
@@ -98,6 +100,7 @@ fn op() -> impl Strategy<Value = Op> {
         4 => prop_oneof![Just(0i64), 0..4i64].prop_map(|lag| Op::MarkDurable { lag }),
         2 => (1..3usize, proptest::option::of(0..6u8), any::<bool>()).prop_map(|(count, id, dead_letter)| Op::Hold { count, id, dead_letter }),
         2 => any::<bool>().prop_map(|stored| Op::ResolveHeld { stored }),
+        1 => Just(Op::FailPending),
     ]
 }
 
@@ -464,6 +467,23 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 let through = SequenceNumber(entity.high_water() - lag);
                 entity.mark_durable(through);
                 model.durable = model.durable.max(through);
+            }
+            Op::FailPending => {
+                // Pending: accepted by the entity, above the durable mark, not a released copy.
+                let failed: Vec<SequenceNumber> = model
+                    .live
+                    .keys()
+                    .filter(|&&sequence| sequence > model.durable)
+                    .filter(|sequence| !model.released.contains(sequence))
+                    .copied()
+                    .collect();
+                entity.discard_pending(SequenceNumber(entity.high_water()));
+                for sequence in failed {
+                    // Never stored, never acknowledged: not lost, just not accepted.
+                    model.live.remove(&sequence);
+                    assert!(store.messages.remove(&sequence.0).is_some());
+                }
+                // The store never saw those inserts: its high-water mark may stay below.
             }
             Op::UpdateConfig { max_delivery_count } => {
                 let update = EntityConfig {

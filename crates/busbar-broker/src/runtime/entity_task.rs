@@ -71,6 +71,9 @@ pub(crate) struct EntityTask {
     /// The highest sequence number whose insert is durable, set by the writer's completions.
     durable: Arc<watch::Sender<i64>>,
     durable_seen: watch::Receiver<i64>,
+    /// The highest sequence number whose insert failed to be stored, likewise.
+    failed: Arc<watch::Sender<i64>>,
+    failed_seen: watch::Receiver<i64>,
     /// Parts of sends to several entities held in this batch, reported after its commit.
     held_parts: Vec<(AtomicSend, Result<HeldPart, BrokerError>)>,
     /// What became of held copies, sent by the writer's completions.
@@ -92,6 +95,7 @@ impl EntityTask {
         // What the entity starts with (restored from the store, or nothing) is durable.
         let (durable, durable_seen) = watch::channel(entity.core().high_water());
         let (resolutions, resolved) = mpsc::unbounded_channel();
+        let (failed, failed_seen) = watch::channel(0);
         Self {
             entity,
             id,
@@ -103,6 +107,8 @@ impl EntityTask {
             retry_at: None,
             durable: Arc::new(durable),
             durable_seen,
+            failed: Arc::new(failed),
+            failed_seen,
             held_parts: Vec::new(),
             resolutions,
             resolved,
@@ -142,13 +148,20 @@ impl EntityTask {
                 () = sleep_until(deadline) => {}
                 // The sender lives in `self`: the channel never closes while we run.
                 _ = self.durable_seen.changed() => {}
-                // Likewise.
+                // Likewise (these two).
+                _ = self.failed_seen.changed() => {}
                 Some(resolution) = self.resolved.recv() => resolutions.push(resolution),
             }
             self.retry_at = None;
             let now = self.clock.now();
             self.entity.handle_timeout(now);
             let through = *self.durable_seen.borrow_and_update();
+            // Read after `through`: a batch that failed before a later one succeeded is dropped
+            // before that success reveals what lies below it.
+            let failed = *self.failed_seen.borrow_and_update();
+            self.entity
+                .core_mut()
+                .discard_pending(busbar_core::SequenceNumber(failed));
             self.entity
                 .mark_durable(busbar_core::SequenceNumber(through), now);
             // Before the commands: a reply that a send was stored went out after its resolution.
@@ -460,16 +473,21 @@ impl EntityTask {
             return;
         }
         let durable_mark = Arc::clone(&self.durable);
+        let failed_mark = Arc::clone(&self.failed);
         let completion = Box::new(move |outcome: Result<busbar_store::Lsn, StoreError>| {
             // Visible before the replies go out, so a client that saw its send accepted finds
-            // the message. After a failure the store is poisoned: the mark never moves again.
-            if outcome.is_ok() {
-                durable_mark.send_if_modified(|mark| {
-                    let advanced = through > *mark;
-                    *mark = (*mark).max(through);
-                    advanced
-                });
-            }
+            // the message. After a failure the store is poisoned: the durable mark never moves
+            // again, and the failed batch's messages are dropped (the client hears "rejected").
+            let mark = if outcome.is_ok() {
+                durable_mark
+            } else {
+                failed_mark
+            };
+            mark.send_if_modified(|mark| {
+                let advanced = through > *mark;
+                *mark = (*mark).max(through);
+                advanced
+            });
             let durable = outcome.map(|_| ()).map_err(store_error);
             for reply in pending {
                 reply(durable.clone());

@@ -1,6 +1,8 @@
-//! Held copies: one entity's part of a send that must reach several entities all together. The
-//! copies are enqueued invisibly and their insert records go back to the caller, who stores every
-//! entity's part in one unit and then releases them all, or discards them all if storing failed.
+//! Messages whose inserts may never be stored. Held copies: one entity's part of a send that must
+//! reach several entities all together, enqueued invisibly with their insert records going back
+//! to the caller, who stores every entity's part in one unit and then releases them all, or
+//! discards them all if storing failed. And pending messages whose write or sync failed, dropped
+//! so that nothing (counts, session listings, the size quota) sees them.
 
 use super::{Entity, SubQueue};
 use crate::codec::Record;
@@ -79,14 +81,32 @@ impl Entity {
     /// stored). Numbers that are not held copies are ignored. O(log n) per copy.
     pub fn discard_held(&mut self, sequences: &[SequenceNumber]) {
         for &sequence in sequences {
-            let Some(queue) = self.held_in(sequence) else {
-                continue;
-            };
-            if let Some(message) = self.queue_mut(queue).remove(sequence)
-                && let Some(id) = &message.body.message_id
-            {
-                self.duplicates.forget(id, message.body.accepted_time);
+            if let Some(queue) = self.held_in(sequence) {
+                self.drop_unstored(queue, sequence);
             }
+        }
+    }
+
+    /// The insert records up to sequence number `through` were not stored (their write or sync
+    /// failed): the pending messages up to there are dropped as if never enqueued (no record,
+    /// message-ids forgotten by duplicate detection), so no count, session listing or size
+    /// quota sees them. Call it before [`mark_durable`](Entity::mark_durable) reports a later
+    /// batch durable. Durable messages and held copies are untouched. O(log n) per message
+    /// dropped.
+    pub fn discard_pending(&mut self, through: SequenceNumber) {
+        for queue in [SubQueue::Main, SubQueue::DeadLetter] {
+            while let Some(sequence) = self.queue_mut(queue).pop_pending_through(through) {
+                self.drop_unstored(queue, sequence);
+            }
+        }
+    }
+
+    /// Removes a message whose insert was never stored, and forgets its message-id.
+    fn drop_unstored(&mut self, queue: SubQueue, sequence: SequenceNumber) {
+        if let Some(message) = self.queue_mut(queue).remove(sequence)
+            && let Some(id) = &message.body.message_id
+        {
+            self.duplicates.forget(id, message.body.accepted_time);
         }
     }
 

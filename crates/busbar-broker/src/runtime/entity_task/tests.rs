@@ -22,7 +22,7 @@ use super::{EntityTask, OwnedEntity};
 use crate::errors::BrokerError;
 use crate::runtime::clock::Clock;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
-use crate::runtime::management::{Operation, OperationResult};
+use crate::runtime::management::{Operation, OperationResult, SessionOperation, SessionResult};
 
 /// Failure guard for replies that must come; never reached when the code is right.
 pub(super) const GUARD: Duration = Duration::from_secs(10);
@@ -351,5 +351,44 @@ async fn a_waiting_receiver_gets_a_message_once_its_insert_is_durable() {
         panic!("expected a delivery");
     };
     assert_eq!(delivery.sequence, SequenceNumber(1));
+    harness.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_whose_sync_failed_leaves_no_session_behind() {
+    let mut storage = MemoryStorage::new();
+    storage.fail_next_sync();
+    let core = busbar_core::Entity::new(EntityConfig::default(), 7).unwrap();
+    let entity = SessionEntity::new(core, SessionLimits::default(), []);
+    let harness = start_with(storage, entity);
+    let failed = harness
+        .execute(Operation::Enqueue(vec![session_message("a", "s1")]))
+        .await;
+    assert!(matches!(failed, Err(BrokerError::StoreUnavailable { .. })));
+    // A ghost of the rejected message would list its session.
+    let (done, outcome) = std_mpsc::channel();
+    let list = SessionOperation::List {
+        last_updated: busbar_sessions::LISTING_SENTINEL,
+        skip: 0,
+        top: 10,
+    };
+    harness
+        .inbox
+        .send(EntityCommand::Session {
+            receiver: None,
+            operation: list,
+            reply: Box::new(move |result| {
+                let _ = done.send(result);
+            }),
+        })
+        .await
+        .unwrap();
+    let listed = tokio::task::spawn_blocking(move || outcome.recv_timeout(GUARD).unwrap())
+        .await
+        .unwrap();
+    let Ok(OperationResult::Session(SessionResult::Sessions { ids, .. })) = listed else {
+        panic!("listing failed: {listed:?}");
+    };
+    assert!(ids.is_empty(), "a rejected message left session {ids:?}");
     harness.stop().await;
 }
