@@ -337,7 +337,7 @@ impl Storage for FileStorage {
         self.compact_step()
     }
 
-    /// Tops the head's zeros up to [`PREALLOCATE_AHEAD`] past its data (never past
+    /// Tops the head's zeros up to `PREALLOCATE_AHEAD` past its data (never past
     /// `segment_size`). A failure leaves at most some extra zeros, which read as the end of the
     /// log, so it does not poison the store.
     fn preallocate(&mut self) -> Result<(), StoreError> {
