@@ -102,10 +102,10 @@ def _sql_rule(name, expression, action=None):
     return {"Name": name, "Properties": properties}
 
 
-def _topic(name, subscriptions):
+def _topic(name, subscriptions, properties=None):
     return {
         "Name": name,
-        "Properties": {},
+        "Properties": properties or {},
         "Subscriptions": [
             {"Name": sub, "Properties": properties, "Rules": rules}
             for sub, properties, rules in subscriptions
@@ -148,6 +148,12 @@ TOPIC_RULE_TOPICS = [
     ),
     _topic("t-forward", [("fwd", {"ForwardTo": "q-from-topic"}, [])]),
     _topic("t-restart", [("kept", {}, [_sql_rule("keep", "keep = TRUE")])]),
+    # A 1 MB quota (test_topics.py): "all" fills up, "rare" takes only kind = 'rare'.
+    _topic(
+        "t-quota",
+        [("all", {}, []), ("rare", {}, [_sql_rule("rare", "kind = 'rare'")])],
+        {"MaxSizeInMegabytes": 1},
+    ),
 ]
 
 # One topic: "all" has no rules (Service Bus's $Default rule, every message), "json" keeps only
