@@ -323,6 +323,14 @@ impl EntityTask {
                 }
                 result
             }
+            // A message received under a session lock has no lock of its own: the session lock
+            // governs it (renew-session-lock), as in Service Bus, whose SDKs refuse the call.
+            Operation::RenewLock(tokens) if tokens.iter().any(|t| self.session_links.holds(t)) => {
+                Err(BrokerError::NotAllowed(
+                    "a message received from a session is locked by the session: renew the session lock instead"
+                        .into(),
+                ))
+            }
             Operation::RenewLock(tokens) => tokens
                 .into_iter()
                 .map(|token| self.entity.core_mut().renew_lock(token, now))

@@ -392,3 +392,59 @@ async fn a_send_whose_sync_failed_leaves_no_session_behind() {
     assert!(ids.is_empty(), "a rejected message left session {ids:?}");
     harness.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_lock_taken_under_a_session_lock_cannot_be_renewed_on_its_own() {
+    let core = busbar_core::Entity::new(EntityConfig::default(), 7).unwrap();
+    let entity = SessionEntity::new(core, SessionLimits::default(), []);
+    let harness = start_with(MemoryStorage::new(), entity);
+    harness
+        .execute(Operation::Enqueue(vec![session_message("a", "s1")]))
+        .await
+        .unwrap();
+    let receiver = ReceiverKey {
+        connection: 1,
+        link: receiver_link(),
+    };
+    let (sender, mut commands) = mpsc::channel(16);
+    let mailbox = Mailbox::new(sender);
+    let accept = EntityCommand::AcceptSession {
+        receiver,
+        session: Some("s1".to_owned()),
+        wait_until: busbar_core::Timestamp(0),
+        mailbox: mailbox.clone(),
+    };
+    harness.inbox.send(accept).await.unwrap();
+    let flow = EntityCommand::Flow {
+        receiver,
+        sub_queue: SubQueue::Main,
+        mode: ReceiveMode::PeekLock,
+        limit: 1,
+        drain: false,
+        mailbox,
+    };
+    harness.inbox.send(flow).await.unwrap();
+    let token = loop {
+        match tokio::time::timeout(GUARD, commands.recv()).await.unwrap() {
+            Some(ConnectionCommand::Deliver { delivery, .. }) => {
+                break delivery.lock.unwrap().token;
+            }
+            Some(ConnectionCommand::SessionAccepted { .. }) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    let renewed = harness.execute(Operation::RenewLock(vec![token])).await;
+    assert!(
+        matches!(renewed, Err(BrokerError::NotAllowed(ref reason)) if reason.contains("session lock")),
+        "{renewed:?}"
+    );
+    // The message stays locked under its session: settling it still works.
+    let completed = harness
+        .execute(Operation::Settle {
+            tokens: vec![token],
+            outcome: Outcome::Complete,
+        })
+        .await;
+    assert_eq!(completed, Ok(OperationResult::Done));
+    harness.stop().await;
+}
