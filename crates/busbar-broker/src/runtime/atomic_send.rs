@@ -120,7 +120,6 @@ impl AtomicSend {
             }
             reply(outcome.map(|_| OperationResult::Done).map_err(store_error));
         });
-        let store = store.clone();
-        tokio::task::block_in_place(move || store.submit(records, completion));
+        super::submit_from_task(store, records, completion);
     }
 }

@@ -501,10 +501,7 @@ impl EntityTask {
                 reply(durable.clone());
             }
         });
-        // The writer's queue is bounded: waiting for room is the back-pressure we want, but it
-        // must not stall the runtime's other tasks.
-        let store = self.store.clone();
-        tokio::task::block_in_place(move || store.submit(records, completion));
+        super::submit_from_task(&self.store, records, completion);
     }
 }
 

@@ -26,7 +26,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use busbar_amqp::driver::{DriverConfig, Shutdown, serve};
 use busbar_amqp::engine::ConnectionConfig;
 use busbar_core::{CoreError, SubQueue};
-use busbar_store::{GroupCommit, GroupCommitHandle, GroupCommitOptions, Storage, StoreError};
+use busbar_store::{
+    Completion, GroupCommit, GroupCommitHandle, GroupCommitOptions, Record, Storage, StoreError,
+};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
@@ -104,7 +106,7 @@ pub(crate) struct Shared {
 /// store, so a restart maps the same names to the same ids.
 ///
 /// Must run on tokio's multi-thread runtime: entity tasks wait for room in the store writer's
-/// bounded queue with `block_in_place`.
+/// bounded queue with `block_in_place` (see `submit_from_task`).
 pub async fn run<S, F>(
     config: &Config,
     mut storage: S,
@@ -239,4 +241,91 @@ async fn serve_until<F: Future<Output = ()>>(
         }
     }
     Ok(())
+}
+
+/// Hands records to the store writer from a runtime task. Usually its queue has room and this
+/// returns at once; only when it is full does the task wait, with `block_in_place` so the
+/// worker's other tasks move to another thread meanwhile. That hand-over costs a thread wake-up
+/// and several context switches, too much to pay on every batch.
+pub(crate) fn submit_from_task(
+    store: &GroupCommitHandle,
+    records: Vec<Record>,
+    completion: Completion,
+) {
+    if let Err(rejected) = store.try_submit(records, completion) {
+        // Full (back-pressure we want) or closed (`submit` reports that to the completion).
+        let store = store.clone();
+        tokio::task::block_in_place(move || store.submit(rejected.records, rejected.completion));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use busbar_store::{EntityId, MemoryStorage, MessageKey};
+
+    use super::*;
+
+    fn insert(sequence: i64) -> Vec<Record> {
+        vec![Record::Insert {
+            key: MessageKey {
+                entity: EntityId(1),
+                sequence,
+            },
+            message: bytes::Bytes::new(),
+            state: bytes::Bytes::new(),
+        }]
+    }
+
+    /// With the writer held inside a completion and its one-place queue taken, a submission
+    /// from a task waits for room (unless the release below overtakes it, which only makes it
+    /// take the direct path) and every submission is stored.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn submit_from_task_waits_for_room_and_stores_everything() {
+        let options = GroupCommitOptions {
+            queue_capacity: 1,
+            compaction: false,
+        };
+        let writer = GroupCommit::spawn(MemoryStorage::new(), options).unwrap();
+        let store = writer.handle();
+        let (outcomes, outcomes_seen) = mpsc::channel();
+        let completion = |sequence: i64| -> Completion {
+            let outcomes = outcomes.clone();
+            Box::new(move |outcome| outcomes.send((sequence, outcome.is_ok())).unwrap())
+        };
+        let (entered, writer_entered) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let first = completion(1);
+        submit_from_task(
+            &store,
+            insert(1),
+            Box::new(move |outcome| {
+                entered.send(()).unwrap();
+                released.recv().unwrap();
+                first(outcome);
+            }),
+        );
+        writer_entered.recv().unwrap();
+        submit_from_task(&store, insert(2), completion(2));
+        let probe = store.try_submit(insert(99), completion(99));
+        assert!(
+            probe.is_err_and(|rejected| !rejected.closed),
+            "queue not full"
+        );
+        let (ready, about_to_submit) = mpsc::channel();
+        let releaser = std::thread::spawn(move || {
+            about_to_submit.recv().unwrap();
+            release.send(()).unwrap();
+        });
+        ready.send(()).unwrap();
+        submit_from_task(&store, insert(3), completion(3));
+        releaser.join().unwrap();
+        let mut storage = writer.shutdown().unwrap();
+        drop(outcomes);
+        let mut seen: Vec<_> = outcomes_seen.iter().collect();
+        seen.sort_unstable();
+        assert_eq!(seen, [(1, true), (2, true), (3, true)]);
+        assert_eq!(storage.recover().unwrap().messages.len(), 3);
+    }
 }
