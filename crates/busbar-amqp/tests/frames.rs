@@ -473,3 +473,21 @@ proptest::proptest! {
         proptest::prop_assert_eq!(decoded, performatives);
     }
 }
+
+#[test]
+fn performatives_decoded_field_by_field_equal_the_value_tree_decoding() {
+    for performative in sample_performatives() {
+        let mut encoded = BytesMut::new();
+        performative.encode(&mut encoded);
+        let encoded = encoded.freeze();
+        let streamed = Performative::decode(&mut encoded.clone()).unwrap();
+        let via_tree = Performative::from_value(Value::decode(&mut encoded.clone()).unwrap());
+        assert_eq!(streamed, via_tree.unwrap());
+    }
+    // Not described, and an unknown descriptor, are refused by both.
+    for wire in [&b"\x40"[..], b"\x00\x53\x7f\x45"] {
+        assert!(Performative::decode(&mut Bytes::from_static(wire)).is_err());
+        let via_tree = Value::decode(&mut Bytes::from_static(wire)).unwrap();
+        assert!(Performative::from_value(via_tree).is_err());
+    }
+}

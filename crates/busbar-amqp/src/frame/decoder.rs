@@ -6,7 +6,6 @@ use bytes::{Buf, Bytes, BytesMut};
 use super::{AmqpFrame, FRAME_HEADER_SIZE, FRAME_TYPE_AMQP, FRAME_TYPE_SASL, Frame};
 use crate::error::FrameError;
 use crate::performatives::{Performative, SaslFrame};
-use crate::types::Value;
 
 /// The smallest max-frame-size a peer may impose (§2.7.1, MIN-MAX-FRAME-SIZE).
 pub const MIN_MAX_FRAME_SIZE: u32 = 512;
@@ -81,13 +80,13 @@ fn decode_body(frame_type: u8, channel: u16, mut body: Bytes) -> Result<Frame, F
         if body.is_empty() {
             return Err(FrameError::NotSasl);
         }
-        let frame = SaslFrame::from_value(Value::decode(&mut body)?)?;
+        let frame = SaslFrame::decode(&mut body)?;
         return Ok(Frame::Sasl(frame));
     }
     if body.is_empty() {
         return Ok(Frame::Empty { channel });
     }
-    let performative = Performative::from_value(Value::decode(&mut body)?)?;
+    let performative = Performative::decode(&mut body)?;
     Ok(Frame::Amqp(AmqpFrame {
         channel,
         performative,

@@ -20,7 +20,7 @@ pub use sasl::{
 pub use terminus::{SESSION_END, Source, Target};
 
 use crate::error::DecodeError;
-use crate::types::{Composite, Field, Value, fields_of, uint_newtype};
+use crate::types::{Composite, Field, Value, fields_of, peek_descriptor, uint_newtype};
 
 uint_newtype!(
     /// A link handle (§2.8.8).
@@ -183,6 +183,21 @@ macro_rules! composite_enum {
                     }
                 )*
                 Err(DecodeError::UnexpectedDescriptor(format!("{:?}", described.descriptor)))
+            }
+
+            /// Decodes one value from the front of `buf`, choosing the variant by its descriptor
+            /// and reading its fields one at a time (no `Value` tree of the whole list).
+            pub fn decode(buf: &mut ::bytes::Bytes) -> Result<Self, DecodeError> {
+                let Some(descriptor) = peek_descriptor(buf)? else {
+                    // Not described: the error `from_value` gives.
+                    return Self::from_value(Value::decode(buf)?);
+                };
+                $(
+                    if descriptor.matches($variant::CODE, $variant::NAME) {
+                        return Ok(Self::$variant($variant::decode(buf)?));
+                    }
+                )*
+                Err(DecodeError::UnexpectedDescriptor(format!("{descriptor:?}")))
             }
 
             /// The number of bytes [`Self::encode`] writes.

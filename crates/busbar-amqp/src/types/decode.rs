@@ -114,6 +114,16 @@ impl Iterator for ListFields {
     }
 }
 
+/// The descriptor of the described value at the front of `buf`, without consuming anything
+/// (`None` when the value there is not described).
+pub(crate) fn peek_descriptor(buf: &Bytes) -> Result<Option<Descriptor>, DecodeError> {
+    let mut rest = buf.clone();
+    if take_u8(&mut rest)? != fc::DESCRIBED {
+        return Ok(None);
+    }
+    decode_descriptor(&mut rest, 0).map(Some)
+}
+
 fn decode_descriptor(buf: &mut Bytes, depth: usize) -> Result<Descriptor, DecodeError> {
     match decode_value(buf, depth + 1)? {
         Value::Ulong(code) => Ok(Descriptor::Code(code)),
