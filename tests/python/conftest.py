@@ -141,7 +141,18 @@ TOPIC_RULE_TOPICS = [
     ),
     _topic("t-dlq", [("s", {}, [])]),
     # `color > 5` cannot be evaluated when color is a string: that copy is dead-lettered.
-    _topic("t-filter-error", [("typed", {}, [_sql_rule("numeric", "color > 5")]), ("all", {}, [])]),
+    _topic(
+        "t-filter-error",
+        [
+            ("typed", {}, [_sql_rule("numeric", "color > 5")]),
+            ("all", {}, []),
+            (
+                "typed-no-dlq",
+                {"DeadLetteringOnFilterEvaluationExceptions": False},
+                [_sql_rule("numeric", "color > 5")],
+            ),
+        ],
+    ),
     _topic(
         "t-filter-error-forward",
         [("typed", {"ForwardDeadLetteredMessagesTo": "q-filter-error-target"}, [_sql_rule("numeric", "color > 5")])],

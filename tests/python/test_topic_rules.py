@@ -91,6 +91,10 @@ def test_a_copy_whose_filter_fails_to_evaluate_is_dead_lettered_with_its_reason(
     with client.get_subscription_receiver("t-filter-error", "typed") as receiver:
         assert receiver.peek_messages(max_message_count=10) == []
     assert bodies(receive_all(client, "t-filter-error", "all", 1)) == ["unreadable"]
+    # With DeadLetteringOnFilterEvaluationExceptions off, the copy is dropped.
+    for sub_queue in (None, ServiceBusSubQueue.DEAD_LETTER):
+        with client.get_subscription_receiver("t-filter-error", "typed-no-dlq", sub_queue=sub_queue) as receiver:
+            assert receiver.peek_messages(max_message_count=10) == []
 
 
 def test_dead_lettered_messages_are_forwarded_with_their_reason(client):

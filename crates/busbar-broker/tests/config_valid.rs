@@ -262,3 +262,19 @@ fn put_token_checks_existence_against_the_configuration() {
         }
     );
 }
+
+#[test]
+fn filter_error_dead_lettering_is_read_on_subscriptions_and_defaults_to_on() {
+    let text = r#"{"UserConfig": {"Namespaces": [{"Name": "sbemulatorns",
+        "Topics": [{"Name": "t", "Subscriptions": [
+            {"Name": "off", "Properties": {"DeadLetteringOnFilterEvaluationExceptions": false}},
+            {"Name": "default", "Properties": {}},
+            {"Name": "bare"}]}]}]}}"#;
+    let config = config::parse(text, "config.json").unwrap();
+    let dead_lettering: Vec<bool> = config.namespace.topics[0]
+        .subscriptions
+        .iter()
+        .map(|subscription| subscription.dead_lettering_on_filter_evaluation_exceptions)
+        .collect();
+    assert_eq!(dead_lettering, [false, true, true]);
+}

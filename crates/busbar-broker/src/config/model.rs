@@ -68,6 +68,9 @@ pub struct SubscriptionConfig {
     pub name: EntityName,
     /// Lock, delivery, expiry and forwarding settings.
     pub delivery: DeliverySettings,
+    /// Whether a copy whose filter or rule action fails to evaluate goes to the dead-letter
+    /// queue (`DeadLetteringOnFilterEvaluationExceptions`, default true) or is dropped.
+    pub dead_lettering_on_filter_evaluation_exceptions: bool,
     /// The rules; never empty (a subscription without rules gets `$Default`, matching all).
     pub rules: Vec<RuleConfig>,
 }
@@ -201,6 +204,7 @@ impl Config {
                     subscriptions: vec![SubscriptionConfig {
                         name: EntityName::from("subscription.1"),
                         delivery,
+                        dead_lettering_on_filter_evaluation_exceptions: true,
                         rules: vec![rule],
                     }],
                 }],

@@ -59,6 +59,7 @@ const TOPIC_PROPERTIES: &[&str] = &[
     "RequiresDuplicateDetection",
 ];
 const SUBSCRIPTION_PROPERTIES: &[&str] = &[
+    "DeadLetteringOnFilterEvaluationExceptions",
     "DeadLetteringOnMessageExpiration",
     "DefaultMessageTimeToLive",
     "ForwardDeadLetteredMessagesTo",
@@ -264,6 +265,9 @@ fn subscription(
     Ok(SubscriptionConfig {
         name,
         delivery: delivery(properties.as_ref())?,
+        dead_lettering_on_filter_evaluation_exceptions: filter_error_dead_lettering(
+            properties.as_ref(),
+        )?,
         rules: if rules.is_empty() {
             vec![RuleConfig::match_all()]
         } else {
@@ -460,6 +464,14 @@ fn duplicate_detection(properties: Option<&Fields<'_>>) -> Result<DuplicateDetec
             "DuplicateDetectionHistoryTimeWindow",
             DUPLICATE_DETECTION_WINDOW,
         )?,
+    })
+}
+
+/// `DeadLetteringOnFilterEvaluationExceptions`: not in the emulator's schema; Service Bus's
+/// default (true) dead-letters a copy whose filter fails to evaluate, false drops it.
+fn filter_error_dead_lettering(properties: Option<&Fields<'_>>) -> Result<bool, Invalid> {
+    properties.map_or(Ok(true), |fields| {
+        fields.bool_or("DeadLetteringOnFilterEvaluationExceptions", true)
     })
 }
 

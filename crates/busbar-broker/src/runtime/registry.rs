@@ -50,6 +50,9 @@ pub(crate) struct SubscriptionRoute {
     pub(crate) forward_to: Option<EntityName>,
     /// `ForwardDeadLetteredMessagesTo`: where its dead-lettered messages go instead.
     pub(crate) forward_dead_letters_to: Option<EntityName>,
+    /// `DeadLetteringOnFilterEvaluationExceptions`: whether a copy whose filter or action fails
+    /// to evaluate is dead-lettered (or dropped).
+    pub(crate) dead_letter_on_filter_error: bool,
 }
 
 /// A topic: the subscriptions a sent message is copied to, with their rules.
@@ -204,7 +207,8 @@ impl Registry {
 impl TopicRoute {
     /// The copies of `messages` for each subscription (by index), edited by the rule actions
     /// that made them; a copy whose filter or action failed to evaluate goes unmodified to the
-    /// subscription's dead-letter sub-queue with the reason `busbar_rules` names. A message
+    /// subscription's dead-letter sub-queue with the reason `busbar_rules` names (unless the
+    /// subscription turned `DeadLetteringOnFilterEvaluationExceptions` off: then it is dropped). A message
     /// whose sections cannot be decoded is dropped with a warning.
     fn fan_out(&self, messages: &[NewMessage]) -> Vec<Vec<NewMessage>> {
         let rules: Vec<Arc<RuleSet>> = self
@@ -214,9 +218,10 @@ impl TopicRoute {
             .collect();
         let subscriptions: Vec<Subscription<'_>> = rules
             .iter()
-            .map(|rules| Subscription {
+            .zip(&self.subscriptions)
+            .map(|(rules, subscription)| Subscription {
                 rules,
-                dead_letter_on_filter_error: true,
+                dead_letter_on_filter_error: subscription.dead_letter_on_filter_error,
             })
             .collect();
         let mut selected = vec![Vec::new(); subscriptions.len()];
@@ -370,6 +375,8 @@ pub(crate) fn build(
                     .delivery
                     .forward_dead_lettered_messages_to
                     .clone(),
+                dead_letter_on_filter_error: subscription
+                    .dead_lettering_on_filter_evaluation_exceptions,
             });
         }
         registry.topics.insert(topic.name.clone(), route);
