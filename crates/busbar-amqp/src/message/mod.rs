@@ -1,8 +1,10 @@
 //! Messages (§3.2): a received message kept as its bare `Bytes` with sections located lazily,
 //! accessors that decode one section when asked, header/annotations and properties rewrites that
-//! copy the other sections untouched, batch unpacking, and a builder.
+//! copy the other sections untouched (the delivery rewrite lives in `delivery`), batch unpacking,
+//! and a builder.
 
 mod builder;
+mod delivery;
 mod index;
 mod sections;
 

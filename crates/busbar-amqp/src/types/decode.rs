@@ -250,6 +250,19 @@ fn decode_array(wide: bool, buf: &mut Bytes, depth: usize) -> Result<Array, Deco
 
 /// Reads a list or map header and splits off its body; the count is checked against the body
 /// (every element takes at least one byte) so a lying header cannot cause a large allocation.
+/// Reads a map's constructor and header from the front of `buf`: its entries' bytes (taken out
+/// of `buf`) and the number of entries, for walking a map without decoding it.
+pub(crate) fn take_map(buf: &mut Bytes) -> Result<(Bytes, usize), DecodeError> {
+    let (body, count) = match take_u8(buf)? {
+        map @ (fc::MAP8 | fc::MAP32) => compound(map == fc::MAP32, buf)?,
+        _ => return Err(DecodeError::Malformed("annotations (not a map)")),
+    };
+    if count % 2 != 0 {
+        return Err(DecodeError::Malformed("map with an odd element count"));
+    }
+    Ok((body, count / 2))
+}
+
 fn compound(wide: bool, buf: &mut Bytes) -> Result<(Bytes, usize), DecodeError> {
     let (body, count) = compound_header(wide, buf)?;
     if count > body.remaining() {

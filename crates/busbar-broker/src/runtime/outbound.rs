@@ -6,7 +6,7 @@
 use busbar_amqp::DecodeError;
 use busbar_amqp::message::{ApplicationProperties, Message};
 use busbar_amqp::performatives::Milliseconds;
-use busbar_amqp::types::{Symbol, Timestamp as AmqpTimestamp, Uuid, Value};
+use busbar_amqp::types::{Timestamp as AmqpTimestamp, Uuid, Value};
 use busbar_core::{DeadLetterInfo, Delivery, LockToken, Properties, Timestamp};
 use bytes::{Bytes, BytesMut};
 
@@ -60,27 +60,19 @@ pub(crate) fn delivered_message(delivery: &Delivery) -> Result<Message, DecodeEr
         .time_to_live
         .and_then(|ttl| u32::try_from(ttl.as_millis()).ok())
         .map(Milliseconds);
-    let mut annotations = message.message_annotations()?.unwrap_or_default();
-    annotations
-        .0
-        .retain(|(key, _)| !BROKER_OWNED.iter().any(|owned| key.is_key(owned)));
-    // Broker-owned keys are gone, so each is appended without looking for it first.
-    let mut add = |key: &str, value: Value| {
-        annotations
-            .0
-            .push((Value::Symbol(Symbol::from(key)), value));
-    };
-    add(SEQUENCE_NUMBER, Value::Long(delivery.sequence.value()));
-    add(ENQUEUED_TIME, timestamp(delivery.enqueued_time));
-    add(MESSAGE_STATE, Value::Int(delivery.state.annotation_value()));
-    if let Some(at) = delivery.scheduled_enqueue_time {
-        add(SCHEDULED_ENQUEUE_TIME, timestamp(at));
-    }
-    if let Some(lock) = &delivery.lock {
-        add(LOCKED_UNTIL, timestamp(lock.locked_until));
-        add(LOCK_TOKEN, Value::Uuid(Uuid(*lock.token.as_bytes())));
-    }
-    message.rewrite(Some(&header), Some(&annotations))
+    let lock = delivery.lock.as_ref();
+    // Whatever a client sent under a broker-owned key is dropped, so each is simply appended.
+    let added = [
+        Some((SEQUENCE_NUMBER, Value::Long(delivery.sequence.value()))),
+        Some((ENQUEUED_TIME, timestamp(delivery.enqueued_time))),
+        Some((MESSAGE_STATE, Value::Int(delivery.state.annotation_value()))),
+        delivery
+            .scheduled_enqueue_time
+            .map(|at| (SCHEDULED_ENQUEUE_TIME, timestamp(at))),
+        lock.map(|lock| (LOCKED_UNTIL, timestamp(lock.locked_until))),
+        lock.map(|lock| (LOCK_TOKEN, Value::Uuid(Uuid(*lock.token.as_bytes())))),
+    ];
+    message.for_delivery(&header, &BROKER_OWNED, added.iter().flatten())
 }
 
 /// Properties to modify (from `modified` annotations, `rejected` info or `$management`), as the
