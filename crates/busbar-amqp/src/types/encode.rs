@@ -4,6 +4,7 @@
 use bytes::BufMut;
 
 use super::format as fc;
+use super::scalar::Scalar;
 use super::value::{Array, Described, Descriptor, ElementType, Value};
 
 impl Value {
@@ -16,6 +17,15 @@ impl Value {
                 let (count, body) = content(self);
                 1 + compound_header_size(fits8(count, body)) + body
             }
+            Self::Bool(v) => v.scalar_size(),
+            Self::Ubyte(v) => v.scalar_size(),
+            Self::Ushort(v) => v.scalar_size(),
+            Self::Uint(v) => v.scalar_size(),
+            Self::Ulong(v) => v.scalar_size(),
+            Self::Int(v) => v.scalar_size(),
+            Self::Long(v) => v.scalar_size(),
+            Self::Timestamp(v) => v.scalar_size(),
+            Self::Uuid(v) => v.scalar_size(),
             value => 1 + payload_size(scalar_constructor(value), value),
         }
     }
@@ -26,6 +36,15 @@ impl Value {
             Self::Described(described) => encode_described(described, buf),
             Self::List(items) if items.is_empty() => buf.put_u8(fc::LIST0),
             Self::List(_) | Self::Map(_) | Self::Array(_) => encode_compound(None, self, buf),
+            Self::Bool(v) => v.encode_scalar(buf),
+            Self::Ubyte(v) => v.encode_scalar(buf),
+            Self::Ushort(v) => v.encode_scalar(buf),
+            Self::Uint(v) => v.encode_scalar(buf),
+            Self::Ulong(v) => v.encode_scalar(buf),
+            Self::Int(v) => v.encode_scalar(buf),
+            Self::Long(v) => v.encode_scalar(buf),
+            Self::Timestamp(v) => v.encode_scalar(buf),
+            Self::Uuid(v) => v.encode_scalar(buf),
             value => {
                 let code = scalar_constructor(value);
                 buf.put_u8(code);
@@ -67,26 +86,14 @@ pub(crate) fn encode_descriptor<B: BufMut>(descriptor: &Descriptor, buf: &mut B)
     }
 }
 
+/// Size of a `ulong` (descriptor codes, fields) in its most compact form.
 pub(crate) fn ulong_size(value: u64) -> usize {
-    match value {
-        0 => 1,
-        1..=255 => 2,
-        _ => 9,
-    }
+    value.scalar_size()
 }
 
+/// Writes a `ulong` in its most compact form.
 pub(crate) fn encode_ulong<B: BufMut>(value: u64, buf: &mut B) {
-    match u8::try_from(value) {
-        Ok(0) => buf.put_u8(fc::ULONG0),
-        Ok(small) => {
-            buf.put_u8(fc::SMALLULONG);
-            buf.put_u8(small);
-        }
-        Err(_) => {
-            buf.put_u8(fc::ULONG);
-            buf.put_u64(value);
-        }
-    }
+    value.encode_scalar(buf);
 }
 
 /// Size of a `binary`, `string` or `symbol` of `len` bytes including its constructor.
@@ -235,39 +242,35 @@ fn array_layout(array: &Array) -> (u8, usize) {
     }
 }
 
-/// The most compact constructor for a value that is neither compound nor described.
+/// The most compact constructor for a value that is neither compound, described nor a
+/// [`Scalar`] (those write their own constructor).
 fn scalar_constructor(value: &Value) -> u8 {
     match value {
-        Value::Bool(true) => fc::TRUE,
-        Value::Bool(false) => fc::FALSE,
-        Value::Ubyte(_) => fc::UBYTE,
-        Value::Ushort(_) => fc::USHORT,
-        Value::Uint(0) => fc::UINT0,
-        Value::Uint(v) if *v <= 255 => fc::SMALLUINT,
-        Value::Uint(_) => fc::UINT,
-        Value::Ulong(0) => fc::ULONG0,
-        Value::Ulong(v) if *v <= 255 => fc::SMALLULONG,
-        Value::Ulong(_) => fc::ULONG,
         Value::Byte(_) => fc::BYTE,
         Value::Short(_) => fc::SHORT,
-        Value::Int(v) if i8::try_from(*v).is_ok() => fc::SMALLINT,
-        Value::Int(_) => fc::INT,
-        Value::Long(v) if i8::try_from(*v).is_ok() => fc::SMALLLONG,
-        Value::Long(_) => fc::LONG,
         Value::Float(_) => fc::FLOAT,
         Value::Double(_) => fc::DOUBLE,
         Value::Decimal32(_) => fc::DECIMAL32,
         Value::Decimal64(_) => fc::DECIMAL64,
         Value::Decimal128(_) => fc::DECIMAL128,
         Value::Char(_) => fc::CHAR,
-        Value::Timestamp(_) => fc::TIMESTAMP,
-        Value::Uuid(_) => fc::UUID,
         Value::Binary(b) => pick(b.len() <= 255, fc::VBIN8, fc::VBIN32),
         Value::String(s) => pick(s.len() <= 255, fc::STR8, fc::STR32),
         Value::Symbol(s) => pick(s.as_str().len() <= 255, fc::SYM8, fc::SYM32),
-        Value::Null | Value::List(_) | Value::Map(_) | Value::Array(_) | Value::Described(_) => {
-            fc::NULL
-        }
+        Value::Null
+        | Value::Bool(_)
+        | Value::Ubyte(_)
+        | Value::Ushort(_)
+        | Value::Uint(_)
+        | Value::Ulong(_)
+        | Value::Int(_)
+        | Value::Long(_)
+        | Value::Timestamp(_)
+        | Value::Uuid(_)
+        | Value::List(_)
+        | Value::Map(_)
+        | Value::Array(_)
+        | Value::Described(_) => fc::NULL,
     }
 }
 

@@ -5,6 +5,7 @@ use bytes::{BufMut, Bytes};
 
 use super::encode::{compound_size, encode_compound_header, encode_variable, variable_size};
 use super::format as fc;
+use super::scalar::Scalar;
 use super::value::{Array, ElementType, Symbol, Timestamp, Uuid, Value};
 use crate::error::DecodeError;
 
@@ -53,7 +54,7 @@ impl<T: Field> Field for Box<T> {
     }
 }
 
-/// Implements `Field` for a type that maps onto one `Value` variant without allocation. Listed
+/// Implements `Field` for a [`Scalar`] that maps onto one `Value` variant. Listed
 /// narrower variants of the same signedness are widened on decode (lenient peers send a `uint`
 /// where a `ulong` is due); encoding always uses the field's own type.
 macro_rules! scalar_field {
@@ -67,10 +68,10 @@ macro_rules! scalar_field {
                 }
             }
             fn field_size(&self) -> usize {
-                Value::$variant(*self).encoded_size()
+                self.scalar_size()
             }
             fn encode_field<B: BufMut>(&self, buf: &mut B) {
-                Value::$variant(*self).encode(buf)
+                self.encode_scalar(buf)
             }
         }
     };

@@ -5,6 +5,7 @@ mod decode;
 mod encode;
 mod field;
 pub(crate) mod format;
+mod scalar;
 mod value;
 
 pub use composite::Composite;
