@@ -38,6 +38,11 @@ pub trait ConnectionHandler: Send + 'static {
     /// before the engine's output is written: a handler that held replies back to coalesce them
     /// (one ranged disposition for many settled deliveries) sends them now.
     fn on_commands_applied(&mut self, _connection: &mut Connection, _now: Millis) {}
+
+    /// Called once the events of the input read so far have been handled, before the engine's
+    /// output is written: a handler that held work back to coalesce it (the settlements of many
+    /// `disposition` frames, applied in one entity command) hands it on now.
+    fn on_events_handled(&mut self, _connection: &mut Connection, _now: Millis) {}
 }
 
 /// How the driver runs connections.
@@ -138,6 +143,7 @@ where
                 break;
             }
         }
+        handler.on_events_handled(&mut connection, clock.now());
         connection.poll_transmit(&mut output);
         if !output.is_empty() {
             stream.write_all(&output).await?;

@@ -204,6 +204,18 @@ impl EntityTask {
                     reply(result);
                 }
             }
+            EntityCommand::SettleDeliveries { settlements, reply } => {
+                let results: Vec<_> = settlements
+                    .into_iter()
+                    .map(|(token, outcome)| self.settle(token, outcome, now))
+                    .collect();
+                pending.push(Box::new(move |durable| {
+                    reply(match durable {
+                        Ok(()) => results,
+                        Err(error) => vec![Err(error); results.len()],
+                    });
+                }));
+            }
             EntityCommand::Hold { messages, send } => {
                 let id = self.id;
                 let part = self.entity.hold(messages, now).map(|held| HeldPart {

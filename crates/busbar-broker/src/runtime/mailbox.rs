@@ -5,7 +5,7 @@
 use busbar_amqp::engine::{DeliveryId, LinkId};
 use busbar_amqp::performatives::DeliveryState;
 use busbar_core::{
-    Delivery, LockToken, NewMessage, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+    Delivery, LockToken, NewMessage, Outcome, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
 };
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
@@ -19,6 +19,10 @@ use crate::errors::BrokerError;
 /// Called once with the outcome of an entity operation (after durability when it changed
 /// anything).
 pub(crate) type Reply = Box<dyn FnOnce(Result<OperationResult, BrokerError>) + Send>;
+
+/// Where an entity task sends the result of each settlement of a
+/// [`EntityCommand::SettleDeliveries`], in order.
+pub(crate) type SettlementsReply = Box<dyn FnOnce(Vec<Result<(), BrokerError>>) + Send>;
 
 /// A receive link, named across tasks: its connection and its link id there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,6 +43,14 @@ pub(crate) enum EntityCommand {
         operation: Operation,
         /// Where the outcome goes.
         reply: Reply,
+    },
+    /// Settle the deliveries a receive link's client settled in one read, each with its own
+    /// outcome, and reply with each one's result in the same order.
+    SettleDeliveries {
+        /// Each delivery's lock and outcome.
+        settlements: Vec<(LockToken, Outcome)>,
+        /// Where the results go, once durable.
+        reply: SettlementsReply,
     },
     /// Hold this entity's copies of a send to several entities and report them to the send
     /// (see [`AtomicSend`]).
@@ -125,16 +137,12 @@ pub(crate) enum ConnectionCommand {
         /// Stored, or why not.
         result: Result<(), BrokerError>,
     },
-    /// A settlement was applied (or failed): echo it.
-    SettleEcho {
+    /// Settlements of one receive link were applied (or failed): echo each.
+    SettleEchoes {
         /// The receive link.
         link: LinkId,
-        /// The delivery.
-        delivery_id: DeliveryId,
-        /// The state the client sent.
-        state: DeliveryState,
-        /// Applied, or why not.
-        result: Result<(), BrokerError>,
+        /// Each delivery, the state the client sent, and whether it was applied (or why not).
+        echoes: Vec<(DeliveryId, DeliveryState, Result<(), BrokerError>)>,
     },
     /// A session receive link holds its session: complete its attach (§6.2).
     SessionAccepted {

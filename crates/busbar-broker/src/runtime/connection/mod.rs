@@ -8,6 +8,7 @@ mod requests;
 mod rule_requests;
 mod session_attach;
 mod session_requests;
+mod settlements;
 mod transfers;
 
 pub(crate) use transfers::store_routed;
@@ -24,6 +25,7 @@ use busbar_core::{LockToken, ReceiveMode, SubQueue, Timestamp};
 use tokio::sync::mpsc;
 
 use self::dispositions::HeldDispositions;
+use self::settlements::HeldSettlements;
 use super::Shared;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey, post_entity};
 use super::registry::EntityHandle;
@@ -104,6 +106,8 @@ pub(crate) struct BrokerConnection {
     response_tags: u64,
     /// Send outcomes and settlement echoes of the current run of commands, sent as ranges.
     held_dispositions: HeldDispositions,
+    /// Client settlements of the current read, handed to the entities as one command per link.
+    held_settlements: HeldSettlements,
 }
 
 impl BrokerConnection {
@@ -119,6 +123,7 @@ impl BrokerConnection {
             detached_receivers: HashMap::new(),
             response_tags: 0,
             held_dispositions: HeldDispositions::default(),
+            held_settlements: HeldSettlements::default(),
         }
     }
 
@@ -203,6 +208,10 @@ impl ConnectionHandler for BrokerConnection {
     type Command = ConnectionCommand;
 
     fn on_event(&mut self, event: Event, connection: &mut Connection, _now: Millis) {
+        if !matches!(event, Event::Disposition(_)) {
+            // What reaches the entities keeps the order of the frames that caused it.
+            self.held_settlements.flush(&self.mailbox);
+        }
         match event {
             Event::SaslInit { credentials, .. } => self.sasl(credentials, connection),
             Event::AttachRequested(request) => self.attach(*request, connection),
@@ -234,7 +243,7 @@ impl ConnectionHandler for BrokerConnection {
     ) {
         let held = matches!(
             command,
-            ConnectionCommand::SendOutcome { .. } | ConnectionCommand::SettleEcho { .. }
+            ConnectionCommand::SendOutcome { .. } | ConnectionCommand::SettleEchoes { .. }
         );
         if !held {
             // Frames keep the order of the commands that caused them.
@@ -255,14 +264,11 @@ impl ConnectionHandler for BrokerConnection {
                 delivery_id,
                 result,
             } => self.send_outcome(link, delivery_id, result),
-            ConnectionCommand::SettleEcho {
-                link,
-                delivery_id,
-                state,
-                result,
-            } => {
-                let echo = self.settle_echo(link, &state, result);
-                self.held_dispositions.hold(link, delivery_id, echo);
+            ConnectionCommand::SettleEchoes { link, echoes } => {
+                for (delivery_id, state, result) in echoes {
+                    let echo = self.settle_echo(link, &state, result);
+                    self.held_dispositions.hold(link, delivery_id, echo);
+                }
             }
             ConnectionCommand::SessionAccepted {
                 link,
@@ -284,6 +290,10 @@ impl ConnectionHandler for BrokerConnection {
 
     fn on_commands_applied(&mut self, connection: &mut Connection, _now: Millis) {
         self.flush_dispositions(connection);
+    }
+
+    fn on_events_handled(&mut self, _connection: &mut Connection, _now: Millis) {
+        self.held_settlements.flush(&self.mailbox);
     }
 }
 

@@ -12,6 +12,7 @@ use busbar_sessions::check_session_message;
 use bytes::Bytes;
 
 use super::attach::SEND_CREDIT;
+use super::settlements::Settlement;
 use super::{BrokerConnection, LinkKind};
 use crate::address::EntityPath;
 use crate::errors::BrokerError;
@@ -207,41 +208,38 @@ impl BrokerConnection {
         let Some(outcome) = outcome_of(&state) else {
             return;
         };
-        let ids: Vec<DeliveryId> = receiver
-            .unsettled
-            .keys()
-            .filter(|id| (update.first..=update.last).contains(id))
-            .copied()
-            .collect();
-        let inbox = receiver.entity.inbox.clone();
-        let sub_queue = receiver.sub_queue;
+        let (first, last) = (update.first.0, update.last.0);
+        // A range no wider than the locks held (one delivery, usually) is looked up id by id;
+        // a wider one is matched against the locks, so no disposition costs more than either.
+        let narrow = usize::try_from(last.saturating_sub(first))
+            .is_ok_and(|span| span < receiver.unsettled.len());
+        let ids: Vec<DeliveryId> = if narrow {
+            (first..=last)
+                .map(DeliveryId)
+                .filter(|id| receiver.unsettled.contains_key(id))
+                .collect()
+        } else {
+            receiver
+                .unsettled
+                .keys()
+                .filter(|id| (update.first..=update.last).contains(id))
+                .copied()
+                .collect()
+        };
         // A single delivery we hold no lock for (settled before, or never ours) cannot settle.
         let unknown = update.first == update.last && !ids.contains(&update.first);
         for delivery_id in ids {
             let Some(token) = receiver.unsettled.remove(&delivery_id) else {
                 continue;
             };
-            let mailbox = self.mailbox.clone();
-            let echo = !update.settled;
-            let client_state = state.clone();
-            post_entity(
-                &inbox,
-                EntityCommand::Execute {
-                    sub_queue,
-                    operation: Operation::Settle {
-                        tokens: vec![token],
-                        outcome: outcome.clone(),
-                    },
-                    reply: Box::new(move |result| {
-                        if echo {
-                            mailbox.post(ConnectionCommand::SettleEcho {
-                                link,
-                                delivery_id,
-                                state: client_state,
-                                result: result.map(|_| ()),
-                            });
-                        }
-                    }),
+            self.held_settlements.hold(
+                link,
+                &receiver.entity.inbox,
+                Settlement {
+                    delivery_id,
+                    token,
+                    outcome: outcome.clone(),
+                    echo: (!update.settled).then(|| state.clone()),
                 },
             );
         }

@@ -448,3 +448,69 @@ async fn a_message_lock_taken_under_a_session_lock_cannot_be_renewed_on_its_own(
     assert_eq!(completed, Ok(OperationResult::Done));
     harness.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settlements_of_one_read_are_applied_together_each_with_its_own_result() {
+    let harness = start(MemoryStorage::new());
+    harness
+        .execute(Operation::Enqueue(vec![message("a"), message("b")]))
+        .await
+        .unwrap();
+    let (sender, mut commands) = mpsc::channel(16);
+    let flow = EntityCommand::Flow {
+        receiver: ReceiverKey {
+            connection: 1,
+            link: receiver_link(),
+        },
+        sub_queue: SubQueue::Main,
+        mode: ReceiveMode::PeekLock,
+        limit: 2,
+        drain: false,
+        mailbox: Mailbox::new(sender),
+    };
+    harness.inbox.send(flow).await.unwrap();
+    let mut tokens = Vec::new();
+    while tokens.len() < 2 {
+        match tokio::time::timeout(GUARD, commands.recv()).await.unwrap() {
+            Some(ConnectionCommand::Deliver { delivery, .. }) => {
+                tokens.push(delivery.lock.unwrap().token);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let unknown = busbar_core::LockToken::from_bytes([9; 16]);
+    let (done, results) = std_mpsc::channel();
+    let settle = EntityCommand::SettleDeliveries {
+        settlements: vec![
+            (tokens[0], Outcome::Complete),
+            (unknown, Outcome::Complete),
+            (
+                tokens[1],
+                Outcome::Abandon {
+                    properties: busbar_core::Properties::new(),
+                },
+            ),
+        ],
+        reply: Box::new(move |results| {
+            let _ = done.send(results);
+        }),
+    };
+    harness.inbox.send(settle).await.unwrap();
+    let results = tokio::task::spawn_blocking(move || results.recv_timeout(GUARD).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(results, [Ok(()), Err(BrokerError::MessageLockLost), Ok(())]);
+    // The completed message is gone; the abandoned one is back, delivered once before.
+    let peeked = harness
+        .execute(Operation::Peek {
+            from: SequenceNumber(1),
+            count: 10,
+        })
+        .await;
+    let Ok(OperationResult::Messages(messages)) = peeked else {
+        panic!("peek failed: {peeked:?}");
+    };
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].delivery_count, 1);
+    harness.stop().await;
+}
