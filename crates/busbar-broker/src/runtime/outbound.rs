@@ -19,12 +19,14 @@ const LOCKED_UNTIL: &str = "x-opt-locked-until";
 const MESSAGE_STATE: &str = "x-opt-message-state";
 const LOCK_TOKEN: &str = "x-opt-lock-token";
 /// Annotations only the broker may set; whatever a client sent under these names is dropped.
-const BROKER_OWNED: [&str; 7] = [
+const BROKER_OWNED: [&str; 8] = [
     SEQUENCE_NUMBER,
     ENQUEUED_TIME,
     LOCKED_UNTIL,
     MESSAGE_STATE,
     LOCK_TOKEN,
+    // The client's own copy (it scheduled the message by sending it) is the broker's to give.
+    SCHEDULED_ENQUEUE_TIME,
     "x-opt-enqueue-sequence-number",
     "x-opt-deadletter-source",
 ];
@@ -219,6 +221,29 @@ mod tests {
             out.data_sections().unwrap(),
             vec![Bytes::from_static(b"body")]
         );
+    }
+
+    #[test]
+    fn a_message_scheduled_by_its_sender_carries_its_enqueue_time_once() {
+        let mut annotations = Annotations::default();
+        annotations.set(
+            SCHEDULED_ENQUEUE_TIME,
+            Value::Timestamp(AmqpTimestamp(9_000)),
+        );
+        let scheduled = MessageBuilder::new()
+            .message_annotations(annotations)
+            .data(Bytes::from_static(b"later"))
+            .build();
+        let mut delivery = delivery(scheduled.into_bytes());
+        delivery.scheduled_enqueue_time = Some(Timestamp(9_000));
+        let annotations = annotations_of(&delivered_message(&delivery).unwrap());
+        let times: Vec<&Value> = annotations
+            .0
+            .iter()
+            .filter(|(key, _)| key.is_key(SCHEDULED_ENQUEUE_TIME))
+            .map(|(_, value)| value)
+            .collect();
+        assert_eq!(times, [&Value::Timestamp(AmqpTimestamp(9_000))]);
     }
 
     #[test]
