@@ -159,6 +159,7 @@ TOPIC_RULE_TOPICS = [
     ),
     _topic("t-forward", [("fwd", {"ForwardTo": "q-from-topic"}, [])]),
     _topic("t-restart", [("kept", {}, [_sql_rule("keep", "keep = TRUE")])]),
+    _topic("t-runtime-rules", [("dynamic", {}, [])]),
     # A 1 MB quota (test_topics.py): "all" fills up, "rare" takes only kind = 'rare'.
     _topic(
         "t-quota",
