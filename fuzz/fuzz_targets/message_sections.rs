@@ -1,8 +1,10 @@
-//! Fuzz target: the lazy message-section parser, every accessor, batch unpacking and the
-//! header/annotations rewrite on arbitrary bytes. A rewrite must keep every other section intact.
+//! Fuzz target: the lazy message-section parser, every accessor, batch unpacking, the
+//! header/annotations rewrite, the delivery rewrite (`for_delivery`) and the properties splice
+//! (`with_properties`) on arbitrary bytes. A rewrite must keep every other section intact.
 #![no_main]
 
 use busbar_amqp::message::Message;
+use busbar_amqp::types::Value;
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
 
@@ -21,6 +23,22 @@ fuzz_target!(|data: &[u8]| {
             let _ = inner.properties();
             let _ = inner.body();
         }
+    }
+    if let Ok(Some(own)) = &properties
+        && let Ok(spliced) = message.with_properties(own)
+    {
+        assert_eq!(spliced.header(), header);
+        assert_eq!(spliced.application_properties(), application_properties);
+        assert_eq!(spliced.body(), body);
+    }
+    let added = [("x-opt-sequence-number", Value::Long(1))];
+    let delivery_header = header.clone().ok().flatten().unwrap_or_default();
+    if let Ok(delivered) =
+        message.for_delivery(&delivery_header, &["x-opt-locked-until"], added.iter())
+    {
+        assert_eq!(delivered.properties(), properties);
+        assert_eq!(delivered.application_properties(), application_properties);
+        assert_eq!(delivered.body(), body);
     }
     if let (Ok(header), Ok(annotations)) = (header, annotations) {
         let rewritten = message
