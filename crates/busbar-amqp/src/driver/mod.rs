@@ -6,6 +6,7 @@
 //! before more input is read, so a peer that does not read stops being read from.
 
 mod clock;
+mod quick_ack;
 mod serve;
 
 use bytes::BytesMut;

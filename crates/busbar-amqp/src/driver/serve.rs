@@ -6,6 +6,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::quick_ack::QuickAckStream;
 use super::{ConnectionHandler, DriverConfig, ShutdownSignal, run_connection};
 
 /// Accepts connections on `listener` and runs each in its own task with a handler from
@@ -44,7 +45,7 @@ where
                 let engine = config.engine.clone();
                 let signal = shutdown.clone();
                 connections.spawn(async move {
-                    if let Err(error) = run_connection(stream, handler, receiver, engine, signal).await {
+                    if let Err(error) = run_connection(QuickAckStream(stream), handler, receiver, engine, signal).await {
                         tracing::debug!(%peer, %error, "connection ended with an error");
                     }
                 });
