@@ -4,12 +4,16 @@
 "use strict";
 
 const { spawn } = require("node:child_process");
+const { before, after } = require("node:test");
+const { ServiceBusClient } = require("@azure/service-bus");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const readline = require("node:readline");
 
 const START_TIMEOUT_MS = 30_000;
+/** How long a test waits for messages it expects. */
+const WAIT = { maxWaitTimeInMs: 5_000 };
 const STOP_TIMEOUT_MS = 20_000;
 
 /**
@@ -102,4 +106,21 @@ function stopBroker(child, directory) {
   });
 }
 
-module.exports = { startBroker };
+/**
+ * Starts a broker with `entities` (as for `startBroker`) and a connected `ServiceBusClient`
+ * before the file's tests, and stops both after them: `bus.client` is the client.
+ */
+function brokerForThisFile(entities) {
+  const bus = { client: undefined, broker: undefined };
+  before(async () => {
+    bus.broker = await startBroker(entities);
+    bus.client = new ServiceBusClient(bus.broker.connectionString);
+  });
+  after(async () => {
+    await bus.client.close();
+    await bus.broker.stop();
+  });
+  return bus;
+}
+
+module.exports = { brokerForThisFile, WAIT };

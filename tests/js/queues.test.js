@@ -3,10 +3,10 @@
 // lock renewal, and the errors the SDK maps from the broker's conditions.
 "use strict";
 
-const { test, before, after } = require("node:test");
+const { test } = require("node:test");
 const assert = require("node:assert/strict");
-const { ServiceBusClient, isServiceBusError } = require("@azure/service-bus");
-const { startBroker } = require("./broker");
+const { isServiceBusError } = require("@azure/service-bus");
+const { brokerForThisFile, WAIT } = require("./broker");
 
 const QUEUES = {
   "send-receive": {},
@@ -21,20 +21,8 @@ const QUEUES = {
   renew: {},
   streaming: {},
 };
-const WAIT = { maxWaitTimeInMs: 5_000 };
 
-let broker;
-let client;
-
-before(async () => {
-  broker = await startBroker({ queues: QUEUES });
-  client = new ServiceBusClient(broker.connectionString);
-});
-
-after(async () => {
-  await client.close();
-  await broker.stop();
-});
+const bus = brokerForThisFile({ queues: QUEUES });
 
 /** Receives exactly `count` messages (several calls if the broker hands them out in parts). */
 async function receiveExactly(receiver, count) {
@@ -48,7 +36,7 @@ async function receiveExactly(receiver, count) {
 }
 
 test("a sent message arrives with its body and properties and is completed once", async () => {
-  const sender = client.createSender("send-receive");
+  const sender = bus.client.createSender("send-receive");
   await sender.sendMessages({
     body: { hello: "world" },
     messageId: "m-1",
@@ -57,7 +45,7 @@ test("a sent message arrives with its body and properties and is completed once"
     contentType: "application/json",
     applicationProperties: { color: "red", count: 3 },
   });
-  const receiver = client.createReceiver("send-receive");
+  const receiver = bus.client.createReceiver("send-receive");
   const [message] = await receiveExactly(receiver, 1);
   assert.deepEqual(message.body, { hello: "world" });
   assert.equal(message.messageId, "m-1");
@@ -75,13 +63,13 @@ test("a sent message arrives with its body and properties and is completed once"
 });
 
 test("a batch of 100 arrives complete and in order", async () => {
-  const sender = client.createSender("batch");
+  const sender = bus.client.createSender("batch");
   const batch = await sender.createMessageBatch();
   for (let index = 0; index < 100; index++) {
     assert.ok(batch.tryAddMessage({ body: `message ${index}` }));
   }
   await sender.sendMessages(batch);
-  const receiver = client.createReceiver("batch", { receiveMode: "receiveAndDelete" });
+  const receiver = bus.client.createReceiver("batch", { receiveMode: "receiveAndDelete" });
   const messages = await receiveExactly(receiver, 100);
   assert.deepEqual(
     messages.map((message) => message.body),
@@ -92,9 +80,9 @@ test("a batch of 100 arrives complete and in order", async () => {
 });
 
 test("receive-and-delete removes the message when it is handed out", async () => {
-  const sender = client.createSender("receive-and-delete");
+  const sender = bus.client.createSender("receive-and-delete");
   await sender.sendMessages([{ body: "one" }, { body: "two" }]);
-  const receiver = client.createReceiver("receive-and-delete", { receiveMode: "receiveAndDelete" });
+  const receiver = bus.client.createReceiver("receive-and-delete", { receiveMode: "receiveAndDelete" });
   const messages = await receiveExactly(receiver, 2);
   assert.deepEqual(messages.map((message) => message.body), ["one", "two"]);
   await assert.rejects(receiver.completeMessage(messages[0]), /receiveAndDelete/);
@@ -104,9 +92,9 @@ test("receive-and-delete removes the message when it is handed out", async () =>
 });
 
 test("an abandoned message comes back with its delivery count raised", async () => {
-  const sender = client.createSender("abandon");
+  const sender = bus.client.createSender("abandon");
   await sender.sendMessages({ body: "again" });
-  const receiver = client.createReceiver("abandon");
+  const receiver = bus.client.createReceiver("abandon");
   const [first] = await receiveExactly(receiver, 1);
   await receiver.abandonMessage(first);
   const [second] = await receiveExactly(receiver, 1);
@@ -119,15 +107,15 @@ test("an abandoned message comes back with its delivery count raised", async () 
 });
 
 test("a dead-lettered message is read from the dead-letter queue with its reason", async () => {
-  const sender = client.createSender("dead-letter");
+  const sender = bus.client.createSender("dead-letter");
   await sender.sendMessages({ body: "bad" });
-  const receiver = client.createReceiver("dead-letter");
+  const receiver = bus.client.createReceiver("dead-letter");
   const [message] = await receiveExactly(receiver, 1);
   await receiver.deadLetterMessage(message, {
     deadLetterReason: "Validation",
     deadLetterErrorDescription: "field x is missing",
   });
-  const deadLetters = client.createReceiver("dead-letter", { subQueueType: "deadLetter" });
+  const deadLetters = bus.client.createReceiver("dead-letter", { subQueueType: "deadLetter" });
   const [dead] = await receiveExactly(deadLetters, 1);
   assert.equal(dead.body, "bad");
   assert.equal(dead.deadLetterReason, "Validation");
@@ -140,12 +128,12 @@ test("a dead-lettered message is read from the dead-letter queue with its reason
 });
 
 test("MaxDeliveryCount moves a message to the dead-letter queue", async () => {
-  const sender = client.createSender("max-delivery");
+  const sender = bus.client.createSender("max-delivery");
   await sender.sendMessages({ body: "poison" });
-  const receiver = client.createReceiver("max-delivery");
+  const receiver = bus.client.createReceiver("max-delivery");
   const [message] = await receiveExactly(receiver, 1);
   await receiver.abandonMessage(message);
-  const deadLetters = client.createReceiver("max-delivery", { subQueueType: "deadLetter" });
+  const deadLetters = bus.client.createReceiver("max-delivery", { subQueueType: "deadLetter" });
   const [dead] = await receiveExactly(deadLetters, 1);
   assert.equal(dead.body, "poison");
   assert.equal(dead.deadLetterReason, "MaxDeliveryCountExceeded");
@@ -156,9 +144,9 @@ test("MaxDeliveryCount moves a message to the dead-letter queue", async () => {
 });
 
 test("a deferred message is fetched by its sequence number", async () => {
-  const sender = client.createSender("defer");
+  const sender = bus.client.createSender("defer");
   await sender.sendMessages({ body: "later" });
-  const receiver = client.createReceiver("defer");
+  const receiver = bus.client.createReceiver("defer");
   const [message] = await receiveExactly(receiver, 1);
   await receiver.deferMessage(message);
   assert.deepEqual(await receiver.receiveMessages(1, { maxWaitTimeInMs: 500 }), []);
@@ -175,9 +163,9 @@ test("a deferred message is fetched by its sequence number", async () => {
 });
 
 test("peek shows messages without locking them", async () => {
-  const sender = client.createSender("peek");
+  const sender = bus.client.createSender("peek");
   await sender.sendMessages([{ body: "a" }, { body: "b" }, { body: "c" }]);
-  const receiver = client.createReceiver("peek");
+  const receiver = bus.client.createReceiver("peek");
   const peeked = await receiver.peekMessages(10);
   assert.deepEqual(peeked.map((message) => message.body), ["a", "b", "c"]);
   const [first] = await receiveExactly(receiver, 1);
@@ -190,14 +178,14 @@ test("peek shows messages without locking them", async () => {
 });
 
 test("a scheduled message stays hidden and a cancelled one never arrives", async () => {
-  const sender = client.createSender("schedule");
+  const sender = bus.client.createSender("schedule");
   const inAnHour = new Date(Date.now() + 3_600_000);
   const [kept, cancelled] = await sender.scheduleMessages(
     [{ body: "kept" }, { body: "cancelled" }],
     inAnHour,
   );
   await sender.cancelScheduledMessages([cancelled]);
-  const receiver = client.createReceiver("schedule");
+  const receiver = bus.client.createReceiver("schedule");
   const peeked = await receiver.peekMessages(10);
   assert.deepEqual(peeked.map((message) => message.body), ["kept"]);
   assert.equal(peeked[0].sequenceNumber.toString(), kept.toString());
@@ -209,9 +197,9 @@ test("a scheduled message stays hidden and a cancelled one never arrives", async
 });
 
 test("a message lock is renewed by its owner", async () => {
-  const sender = client.createSender("renew");
+  const sender = bus.client.createSender("renew");
   await sender.sendMessages({ body: "long job" });
-  const receiver = client.createReceiver("renew");
+  const receiver = bus.client.createReceiver("renew");
   const [message] = await receiveExactly(receiver, 1);
   const before = message.lockedUntilUtc;
   const renewed = await receiver.renewMessageLock(message);
@@ -222,9 +210,9 @@ test("a message lock is renewed by its owner", async () => {
 });
 
 test("a subscribed handler receives every message", async () => {
-  const sender = client.createSender("streaming");
+  const sender = bus.client.createSender("streaming");
   await sender.sendMessages(Array.from({ length: 20 }, (_, index) => ({ body: index })));
-  const receiver = client.createReceiver("streaming");
+  const receiver = bus.client.createReceiver("streaming");
   const seen = [];
   await new Promise((resolve, reject) => {
     receiver.subscribe({
@@ -241,7 +229,7 @@ test("a subscribed handler receives every message", async () => {
 });
 
 test("an unknown queue is reported as MessagingEntityNotFound", async () => {
-  const sender = client.createSender("no-such-queue");
+  const sender = bus.client.createSender("no-such-queue");
   await assert.rejects(sender.sendMessages({ body: "x" }), (error) => {
     assert.ok(isServiceBusError(error), `not a ServiceBusError: ${error}`);
     assert.equal(error.code, "MessagingEntityNotFound");

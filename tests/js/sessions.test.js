@@ -3,10 +3,9 @@
 // reply-to-session-id.
 "use strict";
 
-const { test, before, after } = require("node:test");
+const { test } = require("node:test");
 const assert = require("node:assert/strict");
-const { ServiceBusClient } = require("@azure/service-bus");
-const { startBroker } = require("./broker");
+const { brokerForThisFile, WAIT } = require("./broker");
 
 const QUEUES = {
   named: { RequiresSession: true },
@@ -16,30 +15,18 @@ const QUEUES = {
   requests: { RequiresSession: true },
   replies: { RequiresSession: true },
 };
-const WAIT = { maxWaitTimeInMs: 5_000 };
 
-let broker;
-let client;
-
-before(async () => {
-  broker = await startBroker({ queues: QUEUES });
-  client = new ServiceBusClient(broker.connectionString);
-});
-
-after(async () => {
-  await client.close();
-  await broker.stop();
-});
+const bus = brokerForThisFile({ queues: QUEUES });
 
 test("a named session delivers only its own messages, in order", async () => {
-  const sender = client.createSender("named");
+  const sender = bus.client.createSender("named");
   await sender.sendMessages([
     { body: "a1", sessionId: "a" },
     { body: "b1", sessionId: "b" },
     { body: "a2", sessionId: "a" },
     { body: "a3", sessionId: "a" },
   ]);
-  const receiver = await client.acceptSession("named", "a");
+  const receiver = await bus.client.acceptSession("named", "a");
   assert.equal(receiver.sessionId, "a");
   const messages = await receiver.receiveMessages(3, WAIT);
   assert.deepEqual(messages.map((message) => message.body), ["a1", "a2", "a3"]);
@@ -53,13 +40,13 @@ test("a named session delivers only its own messages, in order", async () => {
 });
 
 test("the next available session is accepted, and each session goes to one receiver", async () => {
-  const sender = client.createSender("next");
+  const sender = bus.client.createSender("next");
   await sender.sendMessages([
     { body: "x", sessionId: "s1" },
     { body: "y", sessionId: "s2" },
   ]);
-  const first = await client.acceptNextSession("next");
-  const second = await client.acceptNextSession("next");
+  const first = await bus.client.acceptNextSession("next");
+  const second = await bus.client.acceptNextSession("next");
   assert.deepEqual([first.sessionId, second.sessionId].sort(), ["s1", "s2"]);
   const [fromFirst] = await first.receiveMessages(1, WAIT);
   const [fromSecond] = await second.receiveMessages(1, WAIT);
@@ -73,16 +60,16 @@ test("the next available session is accepted, and each session goes to one recei
 });
 
 test("session state is set, read back and cleared, and outlives the session's messages", async () => {
-  const sender = client.createSender("state");
+  const sender = bus.client.createSender("state");
   await sender.sendMessages({ body: "step 1", sessionId: "order-7" });
-  const receiver = await client.acceptSession("state", "order-7");
+  const receiver = await bus.client.acceptSession("state", "order-7");
   assert.equal(await receiver.getSessionState(), null);
   await receiver.setSessionState("checkpoint-1");
   const [message] = await receiver.receiveMessages(1, WAIT);
   await receiver.completeMessage(message);
   await receiver.close();
 
-  const again = await client.acceptSession("state", "order-7");
+  const again = await bus.client.acceptSession("state", "order-7");
   assert.equal(Buffer.from(await again.getSessionState()).toString(), "checkpoint-1");
   const renewed = await again.renewSessionLock();
   assert.ok(renewed > new Date());
@@ -93,10 +80,10 @@ test("session state is set, read back and cleared, and outlives the session's me
 });
 
 test("a session held by one receiver cannot be accepted by another", async () => {
-  const sender = client.createSender("exclusive");
+  const sender = bus.client.createSender("exclusive");
   await sender.sendMessages({ body: "mine", sessionId: "locked" });
-  const owner = await client.acceptSession("exclusive", "locked");
-  await assert.rejects(client.acceptSession("exclusive", "locked"), (error) => {
+  const owner = await bus.client.acceptSession("exclusive", "locked");
+  await assert.rejects(bus.client.acceptSession("exclusive", "locked"), (error) => {
     assert.equal(error.code, "SessionCannotBeLocked");
     return true;
   });
@@ -108,17 +95,17 @@ test("a session held by one receiver cannot be accepted by another", async () =>
 });
 
 test("request-response: the reply goes to the requester's session", async () => {
-  const requests = client.createSender("requests");
-  const replies = client.createSender("replies");
+  const requests = bus.client.createSender("requests");
+  const replies = bus.client.createSender("replies");
   await requests.sendMessages({ body: 20, sessionId: "work", replyToSessionId: "caller-1" });
 
-  const server = await client.acceptSession("requests", "work");
+  const server = await bus.client.acceptSession("requests", "work");
   const [request] = await server.receiveMessages(1, WAIT);
   assert.equal(request.replyToSessionId, "caller-1");
   await replies.sendMessages({ body: request.body * 2, sessionId: request.replyToSessionId });
   await server.completeMessage(request);
 
-  const caller = await client.acceptSession("replies", "caller-1");
+  const caller = await bus.client.acceptSession("replies", "caller-1");
   const [reply] = await caller.receiveMessages(1, WAIT);
   assert.equal(reply.body, 40);
   await caller.completeMessage(reply);

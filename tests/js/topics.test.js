@@ -3,10 +3,9 @@
 // subscription's dead-letter queue.
 "use strict";
 
-const { test, before, after } = require("node:test");
+const { test } = require("node:test");
 const assert = require("node:assert/strict");
-const { ServiceBusClient } = require("@azure/service-bus");
-const { startBroker } = require("./broker");
+const { brokerForThisFile, WAIT } = require("./broker");
 
 const sqlRule = (name, expression) => ({
   Name: name,
@@ -21,23 +20,11 @@ const TOPICS = {
   managed: { dynamic: {} },
   "dead-letters": { only: {} },
 };
-const WAIT = { maxWaitTimeInMs: 5_000 };
 
-let broker;
-let client;
-
-before(async () => {
-  broker = await startBroker({ topics: TOPICS });
-  client = new ServiceBusClient(broker.connectionString);
-});
-
-after(async () => {
-  await client.close();
-  await broker.stop();
-});
+const bus = brokerForThisFile({ topics: TOPICS });
 
 async function bodies(topic, subscription, count) {
-  const receiver = client.createReceiver(topic, subscription, { receiveMode: "receiveAndDelete" });
+  const receiver = bus.client.createReceiver(topic, subscription, { receiveMode: "receiveAndDelete" });
   const received = [];
   while (received.length < count) {
     const messages = await receiver.receiveMessages(count - received.length, WAIT);
@@ -50,7 +37,7 @@ async function bodies(topic, subscription, count) {
 }
 
 test("every subscription gets a copy, filtered by its rules", async () => {
-  const sender = client.createSender("orders");
+  const sender = bus.client.createSender("orders");
   await sender.sendMessages([
     { body: "red one", applicationProperties: { color: "red" } },
     { body: "blue one", applicationProperties: { color: "blue" } },
@@ -70,7 +57,7 @@ async function listRules(rules) {
 }
 
 test("rules added and removed at run time change routing", async () => {
-  const rules = client.createRuleManager("managed", "dynamic");
+  const rules = bus.client.createRuleManager("managed", "dynamic");
   assert.deepEqual((await listRules(rules)).map((rule) => rule.name), ["$Default"]);
   await rules.createRule("big", { sqlExpression: "quantity > 10" });
   await rules.deleteRule("$Default");
@@ -78,7 +65,7 @@ test("rules added and removed at run time change routing", async () => {
   assert.deepEqual(listed.map((rule) => rule.name), ["big"]);
   assert.equal(listed[0].filter.sqlExpression, "quantity > 10");
 
-  const sender = client.createSender("managed");
+  const sender = bus.client.createSender("managed");
   await sender.sendMessages([
     { body: "small", applicationProperties: { quantity: 2 } },
     { body: "large", applicationProperties: { quantity: 50 } },
@@ -88,12 +75,12 @@ test("rules added and removed at run time change routing", async () => {
 });
 
 test("a subscription's dead-letter queue keeps the reason", async () => {
-  const sender = client.createSender("dead-letters");
+  const sender = bus.client.createSender("dead-letters");
   await sender.sendMessages({ body: "reject me" });
-  const receiver = client.createReceiver("dead-letters", "only");
+  const receiver = bus.client.createReceiver("dead-letters", "only");
   const [message] = await receiver.receiveMessages(1, WAIT);
   await receiver.deadLetterMessage(message, { deadLetterReason: "Rejected" });
-  const deadLetters = client.createReceiver("dead-letters", "only", { subQueueType: "deadLetter" });
+  const deadLetters = bus.client.createReceiver("dead-letters", "only", { subQueueType: "deadLetter" });
   const [dead] = await deadLetters.receiveMessages(1, WAIT);
   assert.equal(dead.body, "reject me");
   assert.equal(dead.deadLetterReason, "Rejected");
