@@ -189,19 +189,8 @@ pub(crate) fn response_body(result: &SessionResult) -> Result<Option<Value>, Bro
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::request;
     use super::*;
-
-    fn request(operation: &str, body: Vec<(&str, Value)>) -> Request {
-        Request {
-            message_id: None,
-            reply_to: None,
-            properties: busbar_amqp::message::ApplicationProperties(vec![(
-                "operation".into(),
-                Value::from(operation),
-            )]),
-            body: Value::Map(body.into_iter().map(|(k, v)| (Value::from(k), v)).collect()),
-        }
-    }
 
     #[test]
     fn set_session_state_takes_binary_or_null() {

@@ -4,7 +4,8 @@ use super::*;
 use busbar_amqp::message::{MessageBuilder, Properties as AmqpProperties};
 use busbar_core::{DeliveryLock, MessageState};
 
-fn request(operation: &str, body: Vec<(&str, Value)>) -> Request {
+/// A `$management` request for `operation` with `body` as its map (also used by `sessions`).
+pub(super) fn request(operation: &str, body: Vec<(&str, Value)>) -> Request {
     Request {
         message_id: None,
         reply_to: None,
