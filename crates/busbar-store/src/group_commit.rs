@@ -1,5 +1,7 @@
 //! `GroupCommit`: the writer thread that appends everything queued, syncs once, and then
-//! reports each submission durable (or failed).
+//! reports each submission durable (or failed); a volatile storage is committed inline instead.
+
+mod inline;
 
 use std::collections::VecDeque;
 
@@ -8,6 +10,7 @@ use crate::record::{Lsn, Record};
 use crate::storage::Storage;
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{Arc, Condvar, Mutex, MutexGuard};
+use inline::{CommitNow, InlineStore};
 
 /// Called exactly once with the outcome of a submission: `Ok(lsn)` once its records are durable
 /// (`lsn` is the position of its last record), or the error that prevented it.
@@ -93,21 +96,43 @@ impl Shared {
 ///
 /// Once the storage fails, every waiting and later submission completes with the error (the
 /// storage reports [`StoreError::Poisoned`]): nothing is retried, nothing acknowledged.
+///
+/// A storage that keeps nothing ([`Storage::is_volatile`]) gets no thread: each submission is
+/// appended, synced and completed on the submitter's thread, one at a time.
 pub struct GroupCommit<S> {
-    shared: Arc<Shared>,
-    /// Taken by `shutdown` (or `drop`), which join it.
-    thread: Option<JoinHandle<S>>,
+    mode: Mode<S>,
+}
+
+enum Mode<S> {
+    Thread {
+        shared: Arc<Shared>,
+        /// Taken by `shutdown` (or `drop`), which join it.
+        thread: Option<JoinHandle<S>>,
+    },
+    Inline(std::sync::Arc<InlineStore<S>>),
 }
 
 /// Submits records to a [`GroupCommit`] writer; cheap to clone and share between threads.
 #[derive(Clone)]
 pub struct GroupCommitHandle {
-    shared: Arc<Shared>,
+    target: Target,
+}
+
+#[derive(Clone)]
+enum Target {
+    Writer(Arc<Shared>),
+    Inline(std::sync::Arc<dyn CommitNow>),
 }
 
 impl<S: Storage + 'static> GroupCommit<S> {
-    /// Starts the writer thread, which owns `storage` until [`shutdown`](GroupCommit::shutdown).
+    /// Starts the writer thread, which owns `storage` until [`shutdown`](GroupCommit::shutdown)
+    /// (no thread for a volatile storage: see [`GroupCommit`]).
     pub fn spawn(storage: S, options: GroupCommitOptions) -> Result<GroupCommit<S>, StoreError> {
+        if storage.is_volatile() {
+            return Ok(GroupCommit {
+                mode: Mode::Inline(std::sync::Arc::new(InlineStore::new(storage))),
+            });
+        }
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
             work: Condvar::new(),
@@ -120,47 +145,57 @@ impl<S: Storage + 'static> GroupCommit<S> {
             .spawn(move || run_writer(storage, &writer_shared, options.compaction))
             .map_err(|e| StoreError::io("spawn writer thread", "", e))?;
         Ok(GroupCommit {
-            shared,
-            thread: Some(thread),
+            mode: Mode::Thread {
+                shared,
+                thread: Some(thread),
+            },
         })
     }
 
     /// A handle to submit records with.
     pub fn handle(&self) -> GroupCommitHandle {
-        GroupCommitHandle {
-            shared: Arc::clone(&self.shared),
-        }
+        let target = match &self.mode {
+            Mode::Thread { shared, .. } => Target::Writer(Arc::clone(shared)),
+            Mode::Inline(store) => Target::Inline(store.clone()),
+        };
+        GroupCommitHandle { target }
     }
 
     /// Stops taking submissions, lets the writer commit everything already queued (calling
     /// every completion), and returns the storage. Later submissions complete with
     /// [`StoreError::Closed`].
     pub fn shutdown(mut self) -> std::thread::Result<S> {
-        self.close();
-        match self.thread.take() {
-            Some(thread) => thread.join(),
-            None => Err(Box::new("the writer thread was already joined")),
-        }
+        let stopped = match &mut self.mode {
+            Mode::Thread { shared, thread } => {
+                close(shared);
+                thread.take().map(JoinHandle::join)
+            }
+            Mode::Inline(store) => store.close().map(Ok),
+        };
+        stopped.unwrap_or_else(|| Err(Box::new("the storage was already taken back")))
     }
 }
 
-impl<S> GroupCommit<S> {
-    fn close(&self) {
-        self.shared.lock().closed = true;
-        self.shared.work.notify_all();
-        self.shared.room.notify_all();
-    }
+fn close(shared: &Shared) {
+    shared.lock().closed = true;
+    shared.work.notify_all();
+    shared.room.notify_all();
 }
 
 /// Dropping the writer without [`shutdown`](GroupCommit::shutdown) also commits what is queued
 /// (every completion is still called) and waits for the thread; the storage is then dropped.
 impl<S> Drop for GroupCommit<S> {
     fn drop(&mut self) {
-        self.close();
-        if let Some(thread) = self.thread.take() {
-            // A panic on the writer thread already reached its completions' owners as dropped
-            // completions; there is nothing left to report from a destructor.
-            let _ = thread.join();
+        match &mut self.mode {
+            Mode::Thread { shared, thread } => {
+                close(shared);
+                if let Some(thread) = thread.take() {
+                    // A panic on the writer thread already reached its completions' owners as
+                    // dropped completions; there is nothing left to report from a destructor.
+                    let _ = thread.join();
+                }
+            }
+            Mode::Inline(store) => drop(store.close()),
         }
     }
 }
@@ -172,11 +207,14 @@ impl GroupCommitHandle {
     /// called at once with [`StoreError::Closed`]. Use [`try_submit`](Self::try_submit) where
     /// blocking is not allowed.
     pub fn submit(&self, records: Vec<Record>, completion: Completion) {
-        let mut queue = self.shared.lock();
-        while !queue.closed && queue.pending.len() >= self.shared.capacity {
+        let shared = match &self.target {
+            Target::Writer(shared) => shared,
+            Target::Inline(store) => return store.commit(records, completion),
+        };
+        let mut queue = shared.lock();
+        while !queue.closed && queue.pending.len() >= shared.capacity {
             queue.submitters_waiting += 1;
-            queue = self
-                .shared
+            queue = shared
                 .room
                 .wait(queue)
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -187,40 +225,48 @@ impl GroupCommitHandle {
             completion(Err(StoreError::Closed));
             return;
         }
-        self.enqueue(queue, records, completion);
+        enqueue(shared, queue, records, completion);
     }
 
     /// Queues `records` if there is room; otherwise hands them back with the completion
-    /// (uncalled) so the caller can apply its own back-pressure.
+    /// (uncalled) so the caller can apply its own back-pressure. (An inline store commits at
+    /// once and never refuses.)
     pub fn try_submit(&self, records: Vec<Record>, completion: Completion) -> Result<(), Rejected> {
-        let queue = self.shared.lock();
-        if queue.closed || queue.pending.len() >= self.shared.capacity {
+        let shared = match &self.target {
+            Target::Writer(shared) => shared,
+            Target::Inline(store) => {
+                store.commit(records, completion);
+                return Ok(());
+            }
+        };
+        let queue = shared.lock();
+        if queue.closed || queue.pending.len() >= shared.capacity {
             return Err(Rejected {
                 records,
                 completion,
                 closed: queue.closed,
             });
         }
-        self.enqueue(queue, records, completion);
+        enqueue(shared, queue, records, completion);
         Ok(())
     }
+}
 
-    /// Queues a submission (the caller checked for room) and wakes the writer if it waits.
-    fn enqueue(
-        &self,
-        mut queue: MutexGuard<'_, Queue>,
-        records: Vec<Record>,
-        completion: Completion,
-    ) {
-        queue.pending.push_back(Submission {
-            records,
-            completion,
-        });
-        let wake_writer = std::mem::take(&mut queue.writer_waiting);
-        drop(queue);
-        if wake_writer {
-            self.shared.work.notify_one();
-        }
+/// Queues a submission (the caller checked for room) and wakes the writer if it waits.
+fn enqueue(
+    shared: &Shared,
+    mut queue: MutexGuard<'_, Queue>,
+    records: Vec<Record>,
+    completion: Completion,
+) {
+    queue.pending.push_back(Submission {
+        records,
+        completion,
+    });
+    let wake_writer = std::mem::take(&mut queue.writer_waiting);
+    drop(queue);
+    if wake_writer {
+        shared.work.notify_one();
     }
 }
 

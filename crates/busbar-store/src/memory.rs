@@ -127,6 +127,10 @@ impl Storage for MemoryStorage {
         Ok(self.last)
     }
 
+    fn is_volatile(&self) -> bool {
+        self.volatile
+    }
+
     fn sync(&mut self) -> Result<Lsn, StoreError> {
         self.syncs += 1;
         self.poison.check()?;

@@ -47,6 +47,14 @@ pub trait Storage: Send {
     fn preallocate(&mut self) -> Result<(), StoreError> {
         Ok(())
     }
+
+    /// Whether this storage keeps nothing across a restart, so that appending and syncing cost
+    /// next to nothing. [`GroupCommit`](crate::GroupCommit) then commits on the submitter's own
+    /// thread instead of handing every submission to a writer thread and back. `false` by
+    /// default.
+    fn is_volatile(&self) -> bool {
+        false
+    }
 }
 
 /// What one compaction step did.

@@ -269,3 +269,66 @@ fn writer_compacts_so_disk_use_stays_bounded() {
         [crate::support::key(2000)]
     );
 }
+
+/// A volatile storage gets no writer thread: each submission completes before `submit` or
+/// `try_submit` returns, on the submitter's thread, at consecutive positions.
+#[test]
+fn volatile_storage_commits_on_the_submitters_thread() {
+    let writer =
+        GroupCommit::spawn(MemoryStorage::volatile(), GroupCommitOptions::default()).unwrap();
+    let handle = writer.handle();
+    let submitter = thread::current().id();
+    let (sender, outcomes) = mpsc::channel();
+    for sequence in 0..3 {
+        let sender = sender.clone();
+        let completion: busbar_store::Completion = Box::new(move |outcome| {
+            let _ = sender.send((thread::current().id(), outcome));
+        });
+        if sequence == 1 {
+            handle
+                .try_submit(vec![insert(sequence, "m", "s")], completion)
+                .unwrap();
+        } else {
+            handle.submit(vec![insert(sequence, "m", "s")], completion);
+        }
+        let (completed_on, outcome) = outcomes.try_recv().expect("completed before returning");
+        assert_eq!(completed_on, submitter);
+        assert_eq!(outcome.unwrap(), Lsn(sequence as u64 + 1));
+    }
+    let mut storage = writer.shutdown().unwrap();
+    assert!(storage.is_volatile());
+    assert_eq!(storage.sync().unwrap(), Lsn(3));
+    let (sender, closed) = mpsc::channel();
+    handle.submit(vec![insert(9, "m", "s")], completion_to(&sender));
+    assert!(matches!(
+        closed.try_recv().unwrap(),
+        Err(StoreError::Closed)
+    ));
+}
+
+/// Failures reach the submitter as with a writer thread, and a submission after shutdown (or
+/// after the owner dropped the store) completes with `Closed`.
+#[test]
+fn volatile_storage_reports_failures_and_closing() {
+    let mut storage = MemoryStorage::volatile();
+    storage.fail_next_sync();
+    let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
+    let handle = writer.handle();
+    let (sender, outcomes) = mpsc::channel();
+    handle.submit(vec![insert(1, "m", "s")], completion_to(&sender));
+    assert!(matches!(
+        outcomes.try_recv().unwrap(),
+        Err(StoreError::InjectedFault(_))
+    ));
+    handle.submit(vec![insert(2, "m", "s")], completion_to(&sender));
+    assert!(matches!(
+        outcomes.try_recv().unwrap(),
+        Err(StoreError::Poisoned { .. })
+    ));
+    drop(writer);
+    handle.submit(vec![insert(3, "m", "s")], completion_to(&sender));
+    assert!(matches!(
+        outcomes.try_recv().unwrap(),
+        Err(StoreError::Closed)
+    ));
+}
