@@ -41,10 +41,13 @@ struct BenchOptions {
     out: Option<PathBuf>,
     /// Passed to `busbar-bench run --only`: scenario name words, comma-separated.
     only: Option<String>,
+    /// How many times every broker runs the scenarios; the comparison shows each scenario's
+    /// median round and the range.
+    rounds: u32,
 }
 
 const USAGE: &str = "usage: cargo xtask bench [--quick] [--peer rabbitmq] \
-                     [--storage memory|file|both|none] [--only WORD,…] [--out DIR]";
+                     [--storage memory|file|both|none] [--only WORD,…] [--rounds N] [--out DIR]";
 
 fn parse(args: &[String]) -> Result<BenchOptions, String> {
     let mut options = BenchOptions {
@@ -53,6 +56,7 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
         storages: Storages::Both,
         out: None,
         only: None,
+        rounds: 1,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -78,6 +82,12 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
             }
             "--out" => options.out = Some(PathBuf::from(value()?)),
             "--only" => options.only = Some(value()?),
+            "--rounds" => {
+                options.rounds = match value()?.parse() {
+                    Ok(rounds) if rounds >= 1 => rounds,
+                    _ => return Err(format!("--rounds needs a whole number ≥ 1\n{USAGE}")),
+                }
+            }
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
@@ -119,27 +129,37 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
         quick: options.quick,
         only: options.only.clone(),
     };
-    let mut ours = Vec::new();
     let storages: &[&str] = match options.storages {
         Storages::Memory => &["memory"],
         Storages::File => &["file"],
         Storages::Both => &["memory", "file"],
         Storages::None => &[],
     };
-    for storage in storages {
-        let report = out.join(format!("busbar-{storage}.json"));
-        run_busbar(
-            &tool,
-            &target.join("release/busbar"),
-            storage,
-            scratch,
-            &report,
-        )?;
-        ours.push(report);
-    }
-    let mut peers = Vec::new();
-    if options.peer_rabbitmq {
-        peers = run_rabbitmq(&tool, scratch, out)?;
+    let (mut ours, mut peers) = (Vec::new(), Vec::new());
+    // Rounds interleave the brokers, so a slow spell of the machine hits all of them; every
+    // broker starts afresh each round, in its own scratch directory.
+    for round in 1..=options.rounds {
+        let suffix = if options.rounds > 1 {
+            format!("-r{round}")
+        } else {
+            String::new()
+        };
+        let scratch = scratch.join(format!("round-{round}"));
+        std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+        for storage in storages {
+            let report = out.join(format!("busbar-{storage}{suffix}.json"));
+            run_busbar(
+                &tool,
+                &target.join("release/busbar"),
+                storage,
+                &scratch,
+                &report,
+            )?;
+            ours.push(report);
+        }
+        if options.peer_rabbitmq {
+            peers.extend(run_rabbitmq(&tool, &scratch, out, &suffix)?);
+        }
     }
     let (ours, peers) = if ours.is_empty() {
         (peers, Vec::new())
@@ -493,11 +513,16 @@ fn epmd_running() -> bool {
 }
 
 /// Runs the scenarios against durable classic and quorum queues of a private RabbitMQ node.
-fn run_rabbitmq(tool: &Tool, scratch: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
+fn run_rabbitmq(
+    tool: &Tool,
+    scratch: &Path,
+    out: &Path,
+    suffix: &str,
+) -> Result<Vec<PathBuf>, String> {
     let major = ensure_rabbitmq()?;
     let node = RabbitNode::new(scratch, major)?;
     let epmd_was_running = epmd_running();
-    let log_path = out.join("rabbitmq-server.log");
+    let log_path = out.join(format!("rabbitmq-server{suffix}.log"));
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let child = node
@@ -530,7 +555,7 @@ fn run_rabbitmq(tool: &Tool, scratch: &Path, out: &Path) -> Result<Vec<PathBuf>,
             for name in queues.lines() {
                 node.declare(&format!("{kind}-{name}"), kind)?;
             }
-            let report = out.join(format!("rabbitmq-{kind}.json"));
+            let report = out.join(format!("rabbitmq-{kind}{suffix}.json"));
             let address = format!("{address_prefix}{kind}-bench-{{n}}");
             // RabbitMQ has no Service Bus topics: the fan-out scenarios are Busbar's only.
             let label = format!("rabbitmq-{kind}");
@@ -577,9 +602,13 @@ mod tests {
                 storages: Storages::File,
                 out: Some(PathBuf::from("/tmp/x")),
                 only: Some("fan-out".to_owned()),
+                rounds: 1,
             })
         );
         assert_eq!(parse_words("").map(|o| o.storages), Ok(Storages::Both));
+        assert_eq!(parse_words("--rounds 3").map(|o| o.rounds), Ok(3));
+        assert!(parse_words("--rounds 0").is_err());
+        assert!(parse_words("--rounds many").is_err());
         assert!(parse_words("--peer kafka").is_err());
         assert!(parse_words("--storage").is_err());
         assert!(parse_words("--fast").is_err());

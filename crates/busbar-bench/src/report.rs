@@ -187,21 +187,73 @@ pub(crate) fn run_table(report: &Report) -> String {
     out
 }
 
+/// The runs of one broker in a comparison: every report with the same label (the rounds of
+/// `cargo xtask bench --rounds N`).
+struct Column<'a> {
+    label: &'a str,
+    rounds: Vec<&'a Report>,
+}
+
+/// One scenario of a [`Column`]: the round with the median msg/s (the lower middle one of an
+/// even count), and the range over every round that ran it.
+struct Median {
+    scenario: ScenarioResult,
+    rounds: usize,
+    slowest: f64,
+    fastest: f64,
+}
+
+impl<'a> Column<'a> {
+    /// Groups runs by label, in the order the labels are first met.
+    fn group(runs: impl IntoIterator<Item = &'a Report>) -> Vec<Column<'a>> {
+        let mut columns: Vec<Column<'a>> = Vec::new();
+        for run in runs {
+            match columns.iter_mut().find(|column| column.label == run.label) {
+                Some(column) => column.rounds.push(run),
+                None => columns.push(Column {
+                    label: &run.label,
+                    rounds: vec![run],
+                }),
+            }
+        }
+        columns
+    }
+
+    fn median(&self, name: &str) -> Option<Median> {
+        let mut ran: Vec<&ScenarioResult> = self
+            .rounds
+            .iter()
+            .filter_map(|run| run.scenarios.iter().find(|s| s.name == name))
+            .collect();
+        ran.sort_by(|a, b| a.messages_per_second().total_cmp(&b.messages_per_second()));
+        let (slowest, fastest) = (ran.first()?, ran.last()?);
+        Some(Median {
+            scenario: ran[(ran.len() - 1) / 2].clone(),
+            rounds: ran.len(),
+            slowest: slowest.messages_per_second(),
+            fastest: fastest.messages_per_second(),
+        })
+    }
+}
+
 /// The Markdown table comparing Busbar runs with peer runs: msg/s and p50/p99 of every run,
-/// and the throughput ratio of each of ours over each peer.
+/// and the throughput ratio of each of ours over each peer. Runs sharing a label are rounds
+/// of one broker: each scenario shows its median round, with the range of msg/s over the
+/// rounds in brackets, and the ratios are of medians.
 pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
-    let runs: Vec<&Report> = ours.iter().chain(peers).collect();
-    let pairs: Vec<(&Report, &Report)> = ours
+    let (ours, peers) = (Column::group(ours), Column::group(peers));
+    let columns: Vec<&Column> = ours.iter().chain(&peers).collect();
+    let pairs: Vec<(&Column, &Column)> = ours
         .iter()
         .flat_map(|mine| peers.iter().map(move |peer| (mine, peer)))
         .collect();
     let mut header = String::from("| scenario |");
     let mut rule = String::from("|---|");
-    for run in &runs {
+    for column in &columns {
         let _ = write!(
             header,
             " {0} msg/s | {0} p50 / p99 | {0} CPU µs/msg |",
-            run.label
+            column.label
         );
         rule.push_str("--:|--:|--:|");
     }
@@ -213,23 +265,33 @@ pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
     // Every scenario any run has, in the order first met: a row only one side ran (the
     // Busbar-only fan-out scenarios) shows "-" for the others.
     let mut names: Vec<&String> = Vec::new();
-    for scenario in runs.iter().flat_map(|run| &run.scenarios) {
+    let every_run = columns.iter().flat_map(|column| &column.rounds);
+    for scenario in every_run.flat_map(|run| &run.scenarios) {
         if !names.contains(&&scenario.name) {
             names.push(&scenario.name);
         }
     }
     for name in names {
-        let find = |run: &Report| run.scenarios.iter().find(|s| &s.name == name).cloned();
         let _ = write!(out, "| {name} |");
-        for run in &runs {
-            match find(run) {
-                Some(s) => {
+        for column in &columns {
+            match column.median(name) {
+                Some(median) => {
+                    let s = &median.scenario;
                     let cpu = s
                         .broker
                         .map_or("-".into(), |u| format!("{:.1}", u.cpu_us_per_message));
+                    let range = if median.rounds > 1 {
+                        format!(
+                            " ({}–{})",
+                            format_rate(median.slowest),
+                            format_rate(median.fastest)
+                        )
+                    } else {
+                        String::new()
+                    };
                     let _ = write!(
                         out,
-                        " {} | {} / {} | {cpu} |",
+                        " {}{range} | {} / {} | {cpu} |",
                         format_rate(s.messages_per_second()),
                         format_micros(s.latency.p50_us),
                         format_micros(s.latency.p99_us)
@@ -239,12 +301,12 @@ pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
             }
         }
         for (mine, peer) in &pairs {
-            match (find(mine), find(peer)) {
-                (Some(a), Some(b)) if b.messages_per_second() > 0.0 => {
+            match (mine.median(name), peer.median(name)) {
+                (Some(a), Some(b)) if b.scenario.messages_per_second() > 0.0 => {
                     let _ = write!(
                         out,
                         " {:.2}× |",
-                        a.messages_per_second() / b.messages_per_second()
+                        a.scenario.messages_per_second() / b.scenario.messages_per_second()
                     );
                 }
                 _ => out.push_str(" - |"),
@@ -389,6 +451,28 @@ mod tests {
         );
         assert!(lines[4].ends_with("| - |"), "{}", lines[4]);
         assert_eq!(lines.len(), 5);
+    }
+
+    /// Rounds of one broker share a column: the median round's figures, the range in brackets,
+    /// ratios of medians.
+    #[test]
+    fn comparison_of_rounds_shows_medians_and_ranges() {
+        let ours = [
+            report("busbar", vec![scenario("a", 300, 1.0)]),
+            report("busbar", vec![scenario("a", 900, 1.0)]),
+            report("busbar", vec![scenario("a", 600, 1.0)]),
+        ];
+        let peers = [
+            report("rabbit", vec![scenario("a", 100, 1.0)]),
+            report("rabbit", vec![scenario("a", 400, 1.0)]),
+        ];
+        let table = comparison_table(&ours, &peers);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3, "{table}");
+        assert_eq!(
+            lines[2],
+            "| a | 600 (300–900) | 850 µs / 1.50 ms | 12.3 | 100 (100–400) | 850 µs / 1.50 ms | 12.3 | 6.00× |"
+        );
     }
 
     #[test]
