@@ -27,7 +27,10 @@ Options of `run`:
                          (the receive scenarios take what this run's sends left)
   --no-topics            skip the topic fan-out scenarios (for brokers without the fanout-N
                          topics of `busbar-config`, such as RabbitMQ)
-  --json <FILE>          also write the results as JSON";
+  --json <FILE>          also write the results as JSON
+
+`compare` prints one column per label: reports sharing a label are rounds of one broker, and
+each scenario then shows its median round with the msg/s range in brackets (ratios of medians).";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
