@@ -19,10 +19,11 @@ fn completion_to(sender: &mpsc::Sender<Outcome>) -> busbar_store::Completion {
     })
 }
 
-/// A storage whose first sync waits until the test opens the gate, so the test decides what
-/// queues up behind it instead of racing the writer.
+/// A storage whose first sync tells the test it has started and then waits until the test
+/// opens the gate, so the test decides what queues up behind it instead of racing the writer.
 struct Gated {
     inner: MemoryStorage,
+    entered: mpsc::Sender<()>,
     gate: Option<mpsc::Receiver<()>>,
 }
 
@@ -33,6 +34,7 @@ impl Storage for Gated {
 
     fn sync(&mut self) -> Outcome {
         if let Some(gate) = self.gate.take() {
+            self.entered.send(()).unwrap();
             gate.recv().unwrap();
         }
         self.inner.sync()
@@ -52,8 +54,10 @@ fn concurrent_submitters_share_one_sync() {
     const THREADS: i64 = 8;
     const PER_THREAD: i64 = 200;
     let (open_gate, gate) = mpsc::channel();
+    let (entered, sync_entered) = mpsc::channel();
     let storage = Gated {
         inner: MemoryStorage::new(),
+        entered,
         gate: Some(gate),
     };
     let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
@@ -62,6 +66,7 @@ fn concurrent_submitters_share_one_sync() {
     writer
         .handle()
         .submit(vec![insert(-1, "m", "s")], completion_to(&sender));
+    sync_entered.recv().unwrap();
     // ...while every thread queues its submissions behind it.
     let submitters: Vec<_> = (0..THREADS)
         .map(|thread_index| {
