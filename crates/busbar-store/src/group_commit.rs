@@ -109,6 +109,8 @@ enum Mode<S> {
         /// Taken by `shutdown` (or `drop`), which join it.
         thread: Option<JoinHandle<S>>,
     },
+    /// Behind `std`'s `Arc`, not the loom facade's: loom's cannot hold the handles' `dyn`
+    /// value, and an inline store hands nothing between threads for loom to explore.
     Inline(std::sync::Arc<InlineStore<S>>),
 }
 
