@@ -320,57 +320,69 @@ fn run_writer<S: Storage>(mut storage: S, shared: &Shared, compaction: bool) -> 
 
 /// Appends every submission, syncs once, then completes them all.
 fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>) {
-    let outcomes =
-        append_all(storage, &batch).and_then(|outcomes| storage.sync().map(|_| outcomes));
+    // The records move into one group (no per-record clone); `counts` remembers whose is whose.
+    let mut counts = Vec::with_capacity(batch.len());
+    let mut completions = Vec::with_capacity(batch.len());
+    let mut records = Vec::with_capacity(batch.iter().map(|s| s.records.len()).sum());
+    for submission in batch {
+        counts.push(submission.records.len());
+        records.extend(submission.records);
+        completions.push(submission.completion);
+    }
+    let outcomes = append_all(storage, &records, &counts)
+        .and_then(|outcomes| storage.sync().map(|_| outcomes));
+    // The records are freed after the completions run: the submitters need not wait for that.
     match outcomes {
         Ok(outcomes) => {
-            for (submission, outcome) in batch.into_iter().zip(outcomes) {
-                (submission.completion)(outcome);
+            for (completion, outcome) in completions.into_iter().zip(outcomes) {
+                completion(outcome);
             }
         }
         Err(error) => {
-            for submission in batch {
-                (submission.completion)(Err(error.clone()));
+            for completion in completions {
+                completion(Err(error.clone()));
             }
         }
     }
 }
 
 /// Appends the whole group as one batch (one write for the group), and works out each
-/// submission's position from the consecutive positions records get. `Err` is a failure that
-/// poisoned the storage; per-submission errors are inside.
+/// submission's position from the consecutive positions records get. `counts` are the
+/// submissions' record counts, in order. `Err` is a failure that poisoned the storage;
+/// per-submission errors are inside.
 fn append_all<S: Storage>(
     storage: &mut S,
-    batch: &[Submission],
+    records: &[Record],
+    counts: &[usize],
 ) -> Result<Vec<Result<Lsn, StoreError>>, StoreError> {
-    let combined: Vec<Record> = batch
-        .iter()
-        .flat_map(|submission| submission.records.iter().cloned())
-        .collect();
-    match storage.append(&combined) {
+    match storage.append(records) {
         Ok(last) => {
-            let mut records_after = combined.len() as u64;
-            Ok(batch
+            let mut records_after = records.len() as u64;
+            Ok(counts
                 .iter()
-                .map(|submission| {
-                    records_after -= submission.records.len() as u64;
+                .map(|&count| {
+                    records_after -= count as u64;
                     Ok(Lsn(last.0.saturating_sub(records_after)))
                 })
                 .collect())
         }
         // Nothing was written; one append per submission fails only the offending one.
-        Err(StoreError::RecordTooLarge { .. }) => append_each(storage, batch),
+        Err(StoreError::RecordTooLarge { .. }) => append_each(storage, records, counts),
         Err(error) => Err(error),
     }
 }
 
 fn append_each<S: Storage>(
     storage: &mut S,
-    batch: &[Submission],
+    records: &[Record],
+    counts: &[usize],
 ) -> Result<Vec<Result<Lsn, StoreError>>, StoreError> {
-    let mut outcomes = Vec::with_capacity(batch.len());
-    for submission in batch {
-        match storage.append(&submission.records) {
+    let mut outcomes = Vec::with_capacity(counts.len());
+    let mut rest = records;
+    for &count in counts {
+        let (own, after) = rest.split_at(count);
+        rest = after;
+        match storage.append(own) {
             Ok(lsn) => outcomes.push(Ok(lsn)),
             Err(error @ StoreError::RecordTooLarge { .. }) => outcomes.push(Err(error)),
             Err(error) => return Err(error),

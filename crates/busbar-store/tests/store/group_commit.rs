@@ -21,13 +21,28 @@ fn completion_to(sender: &mpsc::Sender<Outcome>) -> busbar_store::Completion {
 
 /// A storage whose first sync tells the test it has started and then waits until the test
 /// opens the gate, so the test decides what queues up behind it instead of racing the writer.
-struct Gated {
-    inner: MemoryStorage,
+struct Gated<S> {
+    inner: S,
     entered: mpsc::Sender<()>,
     gate: Option<mpsc::Receiver<()>>,
 }
 
-impl Storage for Gated {
+impl<S: Storage> Gated<S> {
+    /// `inner` behind a gate, with the channels to learn that its first sync began and to let
+    /// that sync go on.
+    fn new(inner: S) -> (Self, mpsc::Receiver<()>, mpsc::Sender<()>) {
+        let (open_gate, gate) = mpsc::channel();
+        let (entered, sync_entered) = mpsc::channel();
+        let gated = Gated {
+            inner,
+            entered,
+            gate: Some(gate),
+        };
+        (gated, sync_entered, open_gate)
+    }
+}
+
+impl<S: Storage> Storage for Gated<S> {
     fn append(&mut self, records: &[Record]) -> Outcome {
         self.inner.append(records)
     }
@@ -53,13 +68,7 @@ impl Storage for Gated {
 fn concurrent_submitters_share_one_sync() {
     const THREADS: i64 = 8;
     const PER_THREAD: i64 = 200;
-    let (open_gate, gate) = mpsc::channel();
-    let (entered, sync_entered) = mpsc::channel();
-    let storage = Gated {
-        inner: MemoryStorage::new(),
-        entered,
-        gate: Some(gate),
-    };
+    let (storage, sync_entered, open_gate) = Gated::new(MemoryStorage::new());
     let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
     let (sender, outcomes) = mpsc::channel();
     // The first submission occupies the writer in its (gated) sync...
@@ -212,23 +221,37 @@ fn oversized_record_fails_only_its_submission() {
     let dir = crate::support::TestDir::new("group-size");
     let storage =
         busbar_store::FileStorage::open(dir.path(), busbar_store::FileOptions::default()).unwrap();
+    let (storage, sync_entered, open_gate) = Gated::new(storage);
     let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
     let handle = writer.handle();
     let (sender, outcomes) = mpsc::channel();
+    handle.submit(vec![insert(1, "m", "s")], completion_to(&sender));
+    sync_entered.recv().unwrap();
+    // One group behind the gated sync: the oversized submission between two others.
     let huge = Record::Update {
         key: crate::support::key(1),
         state: bytes::Bytes::from(vec![0u8; (1 << 30) + 1]),
     };
-    handle.submit(vec![huge], completion_to(&sender));
     handle.submit(vec![insert(2, "m", "s")], completion_to(&sender));
-    let first = outcomes.recv().unwrap();
-    let second = outcomes.recv().unwrap();
-    assert!(
-        matches!(first, Err(StoreError::RecordTooLarge { .. })),
-        "{first:?}"
+    handle.submit(vec![huge], completion_to(&sender));
+    handle.submit(
+        vec![insert(3, "m", "s"), insert(4, "m", "s")],
+        completion_to(&sender),
     );
-    assert!(second.is_ok(), "{second:?}");
-    writer.shutdown().unwrap();
+    open_gate.send(()).unwrap();
+    let outcomes: Vec<Outcome> = outcomes.iter().take(4).collect();
+    let position = |outcome: &Outcome| outcome.as_ref().ok().copied();
+    assert_eq!(position(&outcomes[0]), Some(Lsn(1)));
+    assert_eq!(position(&outcomes[1]), Some(Lsn(2)));
+    assert!(
+        matches!(outcomes[2], Err(StoreError::RecordTooLarge { .. })),
+        "{:?}",
+        outcomes[2]
+    );
+    // Told the position of its last record.
+    assert_eq!(position(&outcomes[3]), Some(Lsn(4)));
+    let mut storage = writer.shutdown().unwrap();
+    assert_eq!(storage.recover().unwrap().messages.len(), 4);
 }
 
 #[test]
