@@ -1,4 +1,4 @@
-//! Criterion benches of the entity's hot paths: enqueue, lock + complete with 1 / 1k / 100k locks
+//! Criterion benches of the entity's hot paths: enqueue (alone, and reported durable), lock + complete with 1 / 1k / 100k locks
 //! outstanding, and the TTL expiry sweep. In debug builds (`cargo test --all-targets`) the sizes
 //! shrink so each bench runs once quickly.
 #![allow(clippy::unwrap_used)]
@@ -38,24 +38,33 @@ fn enqueue(c: &mut Criterion) {
     let mut group = c.benchmark_group("enqueue");
     group.throughput(Throughput::Elements(1));
     for stored in [0, 100_000].map(size) {
-        let mut base = empty_entity();
-        base.enqueue(vec![message(); stored], NOW).unwrap();
-        base.drain_records().for_each(drop);
-        group.bench_with_input(
-            BenchmarkId::new("256 B, messages stored", stored),
-            &base,
-            |b, base| {
+        // As the broker does: each enqueue is reported durable once its batch is stored
+        // ("+ durable"), or (the plain rows) the stored messages all stay pending.
+        for mark_durable in [false, true] {
+            let mut base = empty_entity();
+            base.enqueue(vec![message(); stored], NOW).unwrap();
+            base.drain_records().for_each(drop);
+            let name = if mark_durable {
+                durable(&mut base);
+                "256 B + durable, messages stored"
+            } else {
+                "256 B, messages stored"
+            };
+            group.bench_with_input(BenchmarkId::new(name, stored), &base, |b, base| {
                 b.iter_custom(|iters| {
                     let mut entity = base.clone();
                     let start = Instant::now();
                     for _ in 0..iters {
                         black_box(entity.enqueue(vec![message()], NOW).unwrap());
                         entity.drain_records().for_each(drop);
+                        if mark_durable {
+                            durable(&mut entity);
+                        }
                     }
                     start.elapsed()
                 });
-            },
-        );
+            });
+        }
     }
     group.finish();
 }

@@ -194,27 +194,14 @@ impl Entity {
     /// O(log n) per message moved on.
     pub fn mark_durable(&mut self, through: SequenceNumber) {
         for queue in [SubQueue::Main, SubQueue::DeadLetter] {
-            while let Some(sequence) = self.queue_mut(queue).pop_pending_through(through) {
-                self.reveal(queue, sequence);
-            }
+            let queue = self.queue_mut(queue);
+            while queue.restage_pending_through(through, revealed).is_some() {}
         }
     }
 
     /// Moves a message that nothing could see yet (pending or held) on to where its stage says.
     fn reveal(&mut self, queue: SubQueue, sequence: SequenceNumber) {
-        let scheduled = self.queue(queue).get(sequence).is_some_and(|message| {
-            matches!(
-                message.stage,
-                Stage::Pending { scheduled: true } | Stage::Held { scheduled: true }
-            )
-        });
-        let stage = if scheduled {
-            // An activation time already past fires at the next timer run.
-            Stage::Scheduled
-        } else {
-            Stage::Available
-        };
-        self.queue_mut(queue).set_stage(sequence, stage);
+        self.queue_mut(queue).restage(sequence, revealed);
     }
 
     /// Hands out the available message with the lowest sequence number, if any: locked under a
@@ -430,4 +417,14 @@ fn is_visible_to_peek(queue: SubQueue, message: &StoredMessage, now: Timestamp) 
 /// Whether a message's time to live has run out (dead-lettered messages never expire).
 fn is_expired(queue: SubQueue, message: &StoredMessage, now: Timestamp) -> bool {
     queue == SubQueue::Main && message.body.expires_at().is_some_and(|at| at <= now)
+}
+
+/// Where a message nothing could see yet (pending or held) goes once it may be seen: scheduled
+/// if it was sent for later (an activation time already past fires at the next timer run),
+/// otherwise available.
+fn revealed(stage: Stage) -> Stage {
+    match stage {
+        Stage::Pending { scheduled: true } | Stage::Held { scheduled: true } => Stage::Scheduled,
+        _ => Stage::Available,
+    }
 }

@@ -115,6 +115,27 @@ impl Queue {
         })
     }
 
+    /// Moves the lowest not-yet-durable message, if its sequence number is at most `through`,
+    /// on to the stage `next` makes of its current one, and returns its sequence number. One
+    /// lookup of the message, one of the pending index.
+    pub(crate) fn restage_pending_through(
+        &mut self,
+        through: SequenceNumber,
+        next: impl FnOnce(Stage) -> Stage,
+    ) -> Option<SequenceNumber> {
+        let first = self
+            .pending
+            .first()
+            .copied()
+            .filter(|first| *first <= through)?;
+        // Restaging takes it out of the pending index; an entry without its message (which
+        // the indices never have) goes too, so that the caller's loop ends.
+        if !self.restage(first, next) {
+            self.pending.remove(&first);
+        }
+        Some(first)
+    }
+
     /// Takes the first schedule entry due at `now`; the caller then moves the message on.
     pub(crate) fn pop_due_activation(&mut self, now: Timestamp) -> Option<SequenceNumber> {
         pop_due(&mut self.scheduled, now)
@@ -153,12 +174,22 @@ impl Queue {
 
     /// Moves a message to `stage`, updating the indices; false if the message is not here.
     pub(crate) fn set_stage(&mut self, sequence: SequenceNumber, stage: Stage) -> bool {
+        self.restage(sequence, |_| stage)
+    }
+
+    /// Moves a message to the stage `next` makes of its current one, updating the indices;
+    /// false if the message is not here.
+    pub(crate) fn restage(
+        &mut self,
+        sequence: SequenceNumber,
+        next: impl FnOnce(Stage) -> Stage,
+    ) -> bool {
         let expiring = self.expiring;
         let Some(message) = self.messages.get_mut(&sequence) else {
             return false;
         };
         let old = IndexKeys::of(expiring, sequence, message);
-        message.stage = stage;
+        message.stage = next(message.stage);
         let new = IndexKeys::of(expiring, sequence, message);
         let now_available = new.available.is_some();
         if old.available.is_some() != now_available
