@@ -1,6 +1,6 @@
-//! Criterion benches of the entity's hot paths: enqueue (alone, and reported durable), lock + complete with 1 / 1k / 100k locks
-//! outstanding, and the TTL expiry sweep. In debug builds (`cargo test --all-targets`) the sizes
-//! shrink so each bench runs once quickly.
+//! Criterion benches of the entity's hot paths: enqueue (alone, and reported durable), lock +
+//! complete with 1 / 1k / 100k locks outstanding, and the TTL expiry sweep. In debug builds
+//! (`cargo test --all-targets`) the sizes shrink so each bench runs once quickly.
 #![allow(clippy::unwrap_used)]
 
 use busbar_core::{
