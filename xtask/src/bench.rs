@@ -136,6 +136,7 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
         Storages::None => &[],
     };
     let (mut ours, mut peers) = (Vec::new(), Vec::new());
+    let mut machine = Vec::new();
     // Rounds interleave the brokers, so a slow spell of the machine hits all of them; every
     // broker starts afresh each round, in its own scratch directory.
     for round in 1..=options.rounds {
@@ -146,6 +147,12 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
         };
         let scratch = scratch.join(format!("round-{round}"));
         std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+        // The disk's sync time and the cost of waking a thread move by the hour here, and the
+        // durable and 1-in-flight rows with them: the report says what they were.
+        let reading = tool.output(&["machine-probe", &scratch.display().to_string()])?;
+        let reading = format!("round {round}: {}", reading.trim());
+        eprintln!("xtask bench: machine before {reading}");
+        machine.push(format!("- {reading}"));
         for storage in storages {
             let report = out.join(format!("busbar-{storage}{suffix}.json"));
             run_busbar(
@@ -166,7 +173,11 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
     } else {
         (ours, peers)
     };
-    let table = tool.compare(&ours, &peers)?;
+    let table = format!(
+        "{}\n\n#### The machine before each round\n\n{}\n",
+        tool.compare(&ours, &peers)?.trim_end(),
+        machine.join("\n")
+    );
     let path = out.join("comparison.md");
     std::fs::write(&path, &table).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("{table}");

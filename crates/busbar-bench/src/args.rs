@@ -12,6 +12,9 @@ Usage:
   busbar-bench queue-names        the queues `run` uses, one per line (to declare on a peer)
   busbar-bench busbar-config      a Busbar Config.json declaring those queues and the fan-out
                                   topics fanout-1, fanout-10, fanout-100
+  busbar-bench machine-probe DIR  what a write + fdatasync costs on the disk under DIR (200 B
+                                  and 4 KiB) and a round trip between two threads: the state
+                                  of the machine, which moves durable and 1-in-flight figures
 
 Runs load scenarios against an AMQP 1.0 broker over loopback and prints msg/s, MB/s, latency
 percentiles (p50/p99/p99.9) and the broker's CPU time per message and RSS.
@@ -48,6 +51,8 @@ pub(crate) enum Command {
     QueueNames,
     /// Print a Busbar configuration declaring those queues.
     BusbarConfig,
+    /// Time durable writes in a directory and thread wake-ups.
+    MachineProbe(PathBuf),
     /// Print the usage text.
     Help,
 }
@@ -94,6 +99,10 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, BenchError> {
         "busbar-config" => no_more(rest, Command::BusbarConfig),
         "run" => parse_run(rest).map(Command::Run),
         "compare" => parse_compare(rest),
+        "machine-probe" => match rest {
+            [dir] => Ok(Command::MachineProbe(PathBuf::from(dir))),
+            _ => Err(usage("machine-probe needs one directory".into())),
+        },
         other => Err(usage(format!("unknown command {other:?}"))),
     }
 }
@@ -270,6 +279,10 @@ mod tests {
         assert_eq!(parse_words("").unwrap(), Command::Help);
         assert_eq!(parse_words("queue-names").unwrap(), Command::QueueNames);
         assert_eq!(parse_words("busbar-config").unwrap(), Command::BusbarConfig);
+        assert_eq!(
+            parse_words("machine-probe /tmp/x").unwrap(),
+            Command::MachineProbe("/tmp/x".into())
+        );
     }
 
     #[test]
@@ -289,6 +302,8 @@ mod tests {
             ),
             ("compare --peer a.json", "compare needs --ours REPORT.json"),
             ("queue-names x", r#"unexpected argument "x""#),
+            ("machine-probe", "machine-probe needs one directory"),
+            ("machine-probe a b", "machine-probe needs one directory"),
             ("frobnicate", r#"unknown command "frobnicate""#),
         ];
         for (words, message) in table {

@@ -6,6 +6,7 @@ mod args;
 mod client;
 mod entities;
 mod error;
+mod machine;
 mod probe;
 mod report;
 mod scenario;
@@ -32,6 +33,14 @@ fn main() -> ExitCode {
         }
         Command::BusbarConfig => {
             println!("{}", entities::busbar_config());
+            Ok(())
+        }
+        Command::MachineProbe(dir) => {
+            let reading = machine::probe(&dir).map_err(|source| BenchError::File {
+                path: dir.display().to_string(),
+                source,
+            })?;
+            println!("{reading}");
             Ok(())
         }
         Command::Run(options) => run(options),
