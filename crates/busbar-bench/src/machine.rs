@@ -11,43 +11,34 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::client::latency_histogram;
+use crate::report::LatencySummary;
+
 /// Timed writes per size; round trips between the threads.
 const SAMPLES: usize = 500;
 /// Sizes of the timed writes: a small record, and a page.
 const SMALL: usize = 200;
 const PAGE: usize = 4096;
 
-/// The median and the 99th percentile of a set of timings.
+/// The median and the 99th percentile of a set of timings, from the run's latency histogram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Spread {
-    p50: Duration,
-    p99: Duration,
-}
+pub(crate) struct Spread(LatencySummary);
 
 impl Spread {
-    fn of(mut samples: Vec<Duration>) -> Spread {
-        samples.sort_unstable();
-        let at = |quantile: f64| {
-            let last = samples.len().saturating_sub(1);
-            // Nearest rank; the sample counts here are small and exact ranks do not matter.
-            let index = (last as f64 * quantile).round() as usize;
-            samples.get(index).copied().unwrap_or_default()
-        };
-        Spread {
-            p50: at(0.50),
-            p99: at(0.99),
+    fn of(timings: impl IntoIterator<Item = Duration>) -> Spread {
+        let mut histogram = latency_histogram();
+        for timing in timings {
+            let micros = u64::try_from(timing.as_micros()).unwrap_or(u64::MAX);
+            // Saturates rather than fails past the histogram's ten minutes.
+            histogram.saturating_record(micros.max(1));
         }
+        Spread(LatencySummary::from_histogram(&histogram))
     }
 }
 
 impl fmt::Display for Spread {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "p50 {} µs / p99 {} µs",
-            self.p50.as_micros(),
-            self.p99.as_micros()
-        )
+        write!(f, "p50 {} µs / p99 {} µs", self.0.p50_us, self.0.p99_us)
     }
 }
 
@@ -145,17 +136,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spread_takes_nearest_ranks() {
-        let millis = (1..=101).map(Duration::from_millis).rev().collect();
-        let spread = Spread::of(millis);
-        assert_eq!(spread.p50, Duration::from_millis(51));
-        assert_eq!(spread.p99, Duration::from_millis(100));
-        assert_eq!(
-            spread.to_string(),
-            "p50 51000 µs / p99 100000 µs",
-            "printed in microseconds"
-        );
-        assert_eq!(Spread::of(Vec::new()).p99, Duration::ZERO);
+    fn spread_reports_the_median_and_the_99th_percentile_in_microseconds() {
+        // Below 2 048 µs the histogram's three significant figures are exact.
+        let spread = Spread::of((1..=100).rev().map(Duration::from_micros));
+        assert_eq!(spread.0.p50_us, 50);
+        assert_eq!(spread.0.p99_us, 99);
+        assert_eq!(spread.to_string(), "p50 50 µs / p99 99 µs");
+        assert_eq!(Spread::of(Vec::new()).0.p99_us, 0);
     }
 
     #[test]
@@ -163,9 +150,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("busbar-machine-probe-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let reading = probe_with(&dir, 20).unwrap();
-        for spread in [reading.sync_small, reading.sync_page, reading.round_trip] {
-            assert!(spread.p50 > Duration::ZERO, "{reading}");
-            assert!(spread.p50 <= spread.p99, "{reading}");
+        for Spread(summary) in [reading.sync_small, reading.sync_page, reading.round_trip] {
+            assert_eq!(summary.samples, 20, "{reading}");
+            assert!(summary.p50_us > 0, "{reading}");
+            assert!(summary.p50_us <= summary.p99_us, "{reading}");
         }
         assert!(
             reading
