@@ -20,6 +20,7 @@ const QUEUES = {
   schedule: {},
   renew: {},
   streaming: {},
+  oversize: {},
 };
 
 const bus = brokerForThisFile({ queues: QUEUES });
@@ -235,5 +236,22 @@ test("an unknown queue is reported as MessagingEntityNotFound", async () => {
     assert.equal(error.code, "MessagingEntityNotFound");
     return true;
   });
+  await sender.close();
+});
+
+test("a message far over the size limit is rejected as MessageSizeExceeded and the sender goes on", async () => {
+  const sender = bus.client.createSender("oversize");
+  // 1.5 MiB: past the 256 KiB limit and past what the broker reads whole (it counts and drops).
+  await assert.rejects(sender.sendMessages({ body: "x".repeat(1536 * 1024) }), (error) => {
+    assert.ok(isServiceBusError(error), `not a ServiceBusError: ${error}`);
+    assert.equal(error.code, "MessageSizeExceeded");
+    assert.match(error.message, /exceeds the limit \(262144 bytes\) currently allowed on the link/);
+    return true;
+  });
+  await sender.sendMessages({ body: "small" });
+  const receiver = bus.client.createReceiver("oversize", { receiveMode: "receiveAndDelete" });
+  const [message] = await receiveExactly(receiver, 1);
+  assert.equal(message.body, "small");
+  await receiver.close();
   await sender.close();
 });

@@ -65,6 +65,7 @@ QUEUES = {
     "q-volume": {},
     "q-full-batch": {},
     "q-oversize": {},
+    "q-oversize-far": {},
     # MaxSizeInMegabytes is Busbar's extension of the emulator schema (test_errors.py).
     "q-quota": {"MaxSizeInMegabytes": 1},
     "q-auth": {},

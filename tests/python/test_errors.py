@@ -4,7 +4,6 @@ import pytest
 from azure.servicebus import ServiceBusMessage
 from azure.servicebus.exceptions import (
     MessageSizeExceededError,
-    MessagingEntityNotFoundError,
     ServiceBusAuthenticationError,
     ServiceBusQuotaExceededError,
 )
@@ -21,6 +20,17 @@ def test_oversize_message_is_rejected_and_the_sender_stays_usable(client):
             sender.send_messages(ServiceBusMessage("x" * (MAX_MESSAGE_SIZE + 40 * 1024)))
         sender.send_messages(ServiceBusMessage("small"))
     assert bodies(peek_all(client, "q-oversize")) == ["small"]
+
+
+def test_a_message_far_over_the_limit_is_rejected_and_the_sender_stays_usable(client):
+    # 1.5 MiB: past what the broker reads whole, so it counts the bytes and drops them, and still
+    # answers with Service Bus's rejection instead of ending the link.
+    with client.get_queue_sender("q-oversize-far") as sender:
+        with pytest.raises(MessageSizeExceededError) as raised:
+            sender.send_messages(ServiceBusMessage("x" * (1536 * 1024)))
+        assert "exceeds the limit (262144 bytes) currently allowed on the link" in str(raised.value)
+        sender.send_messages(ServiceBusMessage("small"))
+    assert bodies(peek_all(client, "q-oversize-far")) == ["small"]
 
 
 def test_batch_refuses_a_message_beyond_the_advertised_limit(client):
@@ -50,19 +60,26 @@ def test_a_full_queue_refuses_sends_until_messages_are_removed(client):
     assert len(peek_all(client, "q-quota")) == 10
 
 
-def test_sending_to_an_unknown_queue_raises_entity_not_found(broker):
+# Service Bus answers the `$cbs` put-token for a missing entity with 404 and its not-found text;
+# the Python SDK raises any put-token failure as ServiceBusAuthenticationError, carrying that text.
+NOT_FOUND_TEXT = "could not be found. To know more visit https://aka.ms/sbResourceMgrExceptions"
+
+
+def test_sending_to_an_unknown_queue_reports_the_service_not_found_text(broker):
     with strict_client(broker.connection_string) as client:
         # The SDK opens the link on entering the block, so the error may surface there.
-        with pytest.raises(MessagingEntityNotFoundError):
+        with pytest.raises(ServiceBusAuthenticationError) as raised:
             with client.get_queue_sender("no-such-queue") as sender:
                 sender.send_messages(ServiceBusMessage("lost"))
+    assert "/no-such-queue' " + NOT_FOUND_TEXT in str(raised.value.inner_exception)
 
 
-def test_receiving_from_an_unknown_queue_raises_entity_not_found(broker):
+def test_receiving_from_an_unknown_queue_reports_the_service_not_found_text(broker):
     with strict_client(broker.connection_string) as client:
-        with pytest.raises(MessagingEntityNotFoundError):
+        with pytest.raises(ServiceBusAuthenticationError) as raised:
             with client.get_queue_receiver("no-such-queue") as receiver:
                 receiver.receive_messages(max_message_count=1, max_wait_time=5)
+    assert NOT_FOUND_TEXT in str(raised.value.inner_exception)
 
 
 def test_wrong_sas_key_raises_an_authentication_error_and_nothing_is_sent(broker):

@@ -1,6 +1,7 @@
-//! What the official-SDK suites (`python_sdk.rs`, `js_sdk.rs`) share: a dependency cache under the
-//! target directory that is only trusted once fully installed, running a command that must
-//! succeed, and a guard that kills a suite which outlives its time limit.
+//! What the official-SDK suites (`python_sdk.rs`, `js_sdk.rs`, `go_sdk.rs`) share: a dependency
+//! cache under the target directory that is only trusted once fully installed, running a command
+//! that must succeed, a tool's version, and a guard that kills a suite which outlives its time
+//! limit.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,17 +44,24 @@ pub(crate) fn run(command: &mut Command, what: &str) {
     assert!(status.success(), "{what} failed ({status})");
 }
 
-/// The version line `program --version` prints, or a failure that says what to install.
+/// The version line `program --version` prints, or `program version` for tools whose version is
+/// a subcommand (Go), or a failure that says what to install.
 pub(crate) fn version_of(program: &str, needed_for: &str) -> String {
-    let output = Command::new(program)
-        .arg("--version")
-        .output()
-        .unwrap_or_else(|error| {
-            panic!("{program} is needed to run {needed_for} but cannot be started: {error}")
-        });
+    let version_output = |argument: &str| {
+        Command::new(program)
+            .arg(argument)
+            .output()
+            .unwrap_or_else(|error| {
+                panic!("{program} is needed to run {needed_for} but cannot be started: {error}")
+            })
+    };
+    let mut output = version_output("--version");
+    if !output.status.success() {
+        output = version_output("version");
+    }
     assert!(
         output.status.success(),
-        "`{program} --version` failed ({}): {}",
+        "neither `{program} --version` nor `{program} version` works ({}): {}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );

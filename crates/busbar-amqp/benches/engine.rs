@@ -34,7 +34,7 @@ fn attach(handle: u32, role: Role) -> Performative {
         snd_settle_mode: SenderSettleMode::Unsettled,
         rcv_settle_mode: ReceiverSettleMode::First,
         source: Some(Box::new(Source::with_address("q"))),
-        target: Some(Box::new(Target::with_address("q"))),
+        target: Some(Box::new(Target::with_address("q").into())),
         unsettled: None,
         incomplete_unsettled: false,
         initial_delivery_count: Some(SequenceNo(0)),

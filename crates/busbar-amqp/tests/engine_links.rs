@@ -258,44 +258,35 @@ fn incoming_multi_frame_transfers_are_reassembled_and_aborts_dropped() {
 }
 
 #[test]
-fn a_message_over_the_links_limit_detaches_only_that_link() {
+fn a_message_over_the_hard_cap_is_counted_not_buffered_and_the_link_goes_on() {
     let config = ConnectionConfig {
         max_message_size: 10,
         ..ConnectionConfig::default()
     };
     let (mut peer, link) = sending_client(config);
-    let other = peer.attach(1, 2, Role::Sender, "q2");
     peer.conn.set_credit(link, 10).unwrap();
     peer.send_with_payload(1, transfer(1, Some(0), true), b"123456");
-    peer.send_with_payload(1, transfer(1, None, false), b"789012");
-    let detach = loop {
-        match peer.recv_performative() {
-            Performative::Detach(detach) => break detach,
-            Performative::Flow(_) => {}
-            other => panic!("unexpected {other:?}"),
+    peer.send_with_payload(1, transfer(1, None, true), b"789012");
+    peer.send_with_payload(1, transfer(1, None, true), b"345678");
+    assert!(peer.events().is_empty());
+    peer.send_with_payload(1, transfer(1, None, false), b"9");
+    match &peer.events()[..] {
+        [Event::Transfer(t)] => {
+            assert_eq!(t.oversize, Some(19));
+            assert!(t.message.is_empty());
+            assert_eq!(t.delivery_id, DeliveryId(0));
         }
-    };
-    assert_eq!(
-        detach.error.unwrap().condition.as_str(),
-        condition::MESSAGE_SIZE_EXCEEDED
-    );
-    // Frames in flight on the errant link are dropped; the other link still works.
-    peer.send_with_payload(1, transfer(1, Some(1), false), b"late");
-    peer.conn.set_credit(other, 1).unwrap();
-    peer.send_with_payload(1, transfer(2, Some(2), false), b"ok");
-    assert!(
-        peer.events()
-            .iter()
-            .any(|e| matches!(e, Event::Transfer(t) if t.link == other))
-    );
-    peer.send(
-        1,
-        Detach {
-            handle: Handle(1),
-            closed: true,
-            error: None,
-        },
-    );
+        other => panic!("unexpected {other:?}"),
+    }
+    // The link is still attached and takes the next message whole.
+    peer.send_with_payload(1, transfer(1, Some(1), false), b"ok");
+    match &peer.events()[..] {
+        [Event::Transfer(t)] => {
+            assert_eq!(t.oversize, None);
+            assert_eq!(&t.message[..], b"ok");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
     assert_eq!(peer.conn.link_count(link.session), Ok(1));
 }
 

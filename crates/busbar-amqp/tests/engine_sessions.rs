@@ -376,10 +376,13 @@ fn empty_termini_filters_and_properties_are_passed_through_and_echoed() {
         Value::Null,
     )]));
     attach.source = Some(Box::new(source));
-    attach.target = Some(Box::new(Target {
-        address: None,
-        ..Target::with_address("")
-    }));
+    attach.target = Some(Box::new(
+        Target {
+            address: None,
+            ..Target::with_address("")
+        }
+        .into(),
+    ));
     attach.properties = Some(Fields(vec![(
         Symbol::from("com.microsoft:timeout"),
         Value::Uint(65_000),

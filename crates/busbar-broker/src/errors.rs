@@ -173,11 +173,14 @@ pub enum BrokerError {
         /// The quota in bytes.
         max: u64,
     },
-    /// The message exceeds the maximum message size.
+    /// The message exceeds the maximum message size (Service Bus's wording).
     #[error(
-        "The received message (size {size} bytes) exceeds the limit ({limit} bytes) currently allowed on the link."
+        "The received message ({}size:{size} bytes) exceeds the limit ({limit} bytes) currently allowed on the link.",
+        delivery_id.map(|id| format!("delivery-id:{id}, ")).unwrap_or_default()
     )]
     MessageSizeExceeded {
+        /// The transfer's delivery-id, when a transfer was refused.
+        delivery_id: Option<u32>,
         /// The message's encoded size.
         size: u64,
         /// The link's max-message-size.

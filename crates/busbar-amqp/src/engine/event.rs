@@ -6,8 +6,8 @@ use bytes::Bytes;
 use super::sasl::SaslCredentials;
 use super::slab::SlotKey;
 use crate::performatives::{
-    AmqpError, DeliveryState, MessageFormat, Open, ReceiverSettleMode, Role, SenderSettleMode,
-    Source, Target,
+    AmqpError, Coordinator, DeliveryState, MessageFormat, Open, ReceiverSettleMode, Role,
+    SenderSettleMode, Source, Target,
 };
 use crate::types::Fields;
 
@@ -56,8 +56,10 @@ pub struct AttachRequest {
     pub role: Role,
     /// The peer's source.
     pub source: Option<Source>,
-    /// The peer's target.
+    /// The peer's target, when it names a node.
     pub target: Option<Target>,
+    /// The transaction coordinator, when the peer targets it instead of a node.
+    pub coordinator: Option<Coordinator>,
     /// The peer's sender settle mode.
     pub snd_settle_mode: SenderSettleMode,
     /// The peer's receiver settle mode.
@@ -89,6 +91,9 @@ pub struct IncomingTransfer {
     pub rcv_settle_mode: Option<ReceiverSettleMode>,
     /// Whether it arrived without credit (tolerated up to a bound).
     pub beyond_credit: bool,
+    /// The message's size when it passed the connection's hard cap on message size: its bytes
+    /// were dropped as they arrived (`message` is empty), for the application to reject it.
+    pub oversize: Option<u64>,
 }
 
 /// An update on deliveries of one link, from the peer's `disposition`.

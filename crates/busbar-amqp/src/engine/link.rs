@@ -36,6 +36,10 @@ pub(crate) struct PartialDelivery {
     pub(crate) rcv_settle_mode: Option<ReceiverSettleMode>,
     pub(crate) beyond_credit: bool,
     pub(crate) body: BytesMut,
+    /// Bytes received for the delivery so far, kept or dropped.
+    pub(crate) size: u64,
+    /// Past the connection's hard cap: its bytes are counted and dropped, not buffered.
+    pub(crate) oversize: bool,
 }
 
 /// One link of a session.

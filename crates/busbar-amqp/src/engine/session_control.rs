@@ -99,7 +99,7 @@ impl Session {
             snd_settle_mode: link.snd_settle_mode,
             rcv_settle_mode: link.rcv_settle_mode,
             source: reply.source.map(Box::new),
-            target: reply.target.map(Box::new),
+            target: reply.target.map(|target| Box::new(target.into())),
             unsettled: None,
             incomplete_unsettled: false,
             // Python detaches a receiver whose attach reply lacks it (servicebus-amqp.md §1.6).

@@ -11,8 +11,8 @@ use super::session::{Output, Session, ids_in_range};
 use super::slab::SlotKey;
 use crate::condition;
 use crate::performatives::{
-    AmqpError, Attach, Detach, Disposition, Flow, Handle, MessageFormat, Performative, Role,
-    Transfer,
+    AmqpError, Attach, Detach, Disposition, Flow, Handle, LinkTarget, MessageFormat, Performative,
+    Role, Transfer,
 };
 
 impl Session {
@@ -60,13 +60,19 @@ impl Session {
             ));
         };
         self.input_handles.insert(handle, key);
+        let (target, coordinator) = match attach.target.map(|target| *target) {
+            Some(LinkTarget::Node(target)) => (Some(target), None),
+            Some(LinkTarget::Coordinator(coordinator)) => (None, Some(coordinator)),
+            None => (None, None),
+        };
         out.events
             .push_back(Event::AttachRequested(Box::new(AttachRequest {
                 link: self.link_id(key),
                 name: attach.name,
                 role: attach.role,
                 source: attach.source.map(|source| *source),
-                target: attach.target.map(|target| *target),
+                target,
+                coordinator,
                 snd_settle_mode: attach.snd_settle_mode,
                 rcv_settle_mode: attach.rcv_settle_mode,
                 properties: attach.properties,
@@ -224,13 +230,16 @@ impl Session {
                         rcv_settle_mode: transfer.rcv_settle_mode,
                         beyond_credit: !credited,
                         body: BytesMut::new(),
+                        size: 0,
+                        oversize: false,
                     });
                 }
             }
         }
-        // Only the connection's hard cap ends the link: the max-message-size a link advertises
-        // is the application's to enforce, as Service Bus rejects an oversize message with a
-        // `rejected` disposition and keeps the link (servicebus-amqp.md §3.3).
+        // The max-message-size a link advertises is the application's to enforce, as Service
+        // Bus rejects an oversize message with a `rejected` disposition and keeps the link
+        // (servicebus-amqp.md §3.3). Past the connection's hard cap the delivery's bytes are
+        // counted and dropped, so a message of any size costs no memory and is still answered.
         let limit = config.max_message_size;
         let Some(partial) = link.partial.as_mut() else {
             return Ok(());
@@ -240,14 +249,16 @@ impl Session {
             self.take_partial(key);
             return Ok(());
         }
-        let size = partial.body.len().saturating_add(payload.len());
-        if u64::try_from(size).unwrap_or(u64::MAX) > limit {
-            return self.link_fault(
-                key,
-                condition::MESSAGE_SIZE_EXCEEDED,
-                format!("message exceeds {limit} bytes"),
-                out,
-            );
+        partial.size = partial
+            .size
+            .saturating_add(u64::try_from(payload.len()).unwrap_or(u64::MAX));
+        if partial.size > limit && !partial.oversize {
+            partial.oversize = true;
+            self.held_incoming = self.held_incoming.saturating_sub(partial.body.len());
+            partial.body = BytesMut::new();
+        }
+        if partial.oversize && transfer.more {
+            return Ok(());
         }
         if transfer.more {
             if self.held_incoming.saturating_add(payload.len()) > out.incoming_room {
@@ -265,7 +276,9 @@ impl Session {
         let Some(partial) = self.take_partial(key) else {
             return Ok(());
         };
-        let message = if partial.body.is_empty() {
+        let message = if partial.oversize {
+            Bytes::new()
+        } else if partial.body.is_empty() {
             payload
         } else {
             let mut body = partial.body;
@@ -284,6 +297,7 @@ impl Session {
             settled: partial.settled,
             rcv_settle_mode: partial.rcv_settle_mode,
             beyond_credit: partial.beyond_credit,
+            oversize: partial.oversize.then_some(partial.size),
         }));
         Ok(())
     }

@@ -3,8 +3,8 @@
 use bytes::Bytes;
 
 use super::{
-    AmqpError, DeliveryNumber, DeliveryState, Handle, MessageFormat, ReceiverSettleMode, Role,
-    SenderSettleMode, SequenceNo, Source, Target, TransferNumber,
+    AmqpError, DeliveryNumber, DeliveryState, Handle, LinkTarget, MessageFormat,
+    ReceiverSettleMode, Role, SenderSettleMode, SequenceNo, Source, TransferNumber,
 };
 use crate::types::{Fields, Symbol, Value, composite};
 
@@ -23,8 +23,8 @@ composite! {
         rcv_settle_mode: ReceiverSettleMode = default(ReceiverSettleMode::First),
         /// The source for messages.
         source: Option<Box<Source>> = optional,
-        /// The target for messages.
-        target: Option<Box<Target>> = optional,
+        /// The target for messages (or the transaction coordinator).
+        target: Option<Box<LinkTarget>> = optional,
         /// Unsettled delivery state (delivery-tag → delivery-state).
         unsettled: Option<Vec<(Value, Value)>> = optional,
         /// Whether the unsettled map is incomplete.

@@ -17,7 +17,7 @@ pub use link::{Attach, Detach, Disposition, Flow, Transfer};
 pub use sasl::{
     ANONYMOUS, MSSBCBS, SaslChallenge, SaslInit, SaslMechanisms, SaslOutcome, SaslResponse,
 };
-pub use terminus::{SESSION_END, Source, Target};
+pub use terminus::{Coordinator, LinkTarget, SESSION_END, Source, Target};
 
 use crate::error::DecodeError;
 use crate::types::{Composite, Field, Value, fields_of, peek_descriptor, uint_newtype};

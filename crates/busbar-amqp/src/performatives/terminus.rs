@@ -1,7 +1,11 @@
-//! Link termini (§3.5.3–3.5.4): `Source` (with its filter set) and `Target`.
+//! Link termini (§3.5.3–3.5.4): `Source` (with its filter set) and `Target`, and the
+//! transaction `Coordinator` (§4.5.1) a link may target instead of a node.
+
+use bytes::BufMut;
 
 use super::{DeliveryState, Seconds, TerminusDurability};
-use crate::types::{Fields, Symbol, Value, composite};
+use crate::error::DecodeError;
+use crate::types::{Field, Fields, Symbol, Value, composite};
 
 /// The default `expiry-policy` of a terminus.
 pub const SESSION_END: &str = "session-end";
@@ -51,6 +55,63 @@ composite! {
         dynamic_node_properties: Option<Fields> = optional,
         /// The extension capabilities the sender supports or desires.
         capabilities: Option<Vec<Symbol>> = optional,
+    }
+}
+
+composite! {
+    /// The target of a link that declares and discharges transactions (§4.5.1).
+    Coordinator = 0x30, "amqp:coordinator:list" {
+        /// The transaction capabilities the controller desires.
+        capabilities: Option<Vec<Symbol>> = optional,
+    }
+}
+
+/// What an attach targets: a node, or the transaction coordinator.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinkTarget {
+    /// A node (an address).
+    Node(Target),
+    /// The transaction coordinator.
+    Coordinator(Coordinator),
+}
+
+impl From<Target> for LinkTarget {
+    fn from(target: Target) -> Self {
+        Self::Node(target)
+    }
+}
+
+impl LinkTarget {
+    /// The node's address as text; the coordinator has none.
+    pub fn address_str(&self) -> Option<&str> {
+        match self {
+            Self::Node(target) => target.address_str(),
+            Self::Coordinator(_) => None,
+        }
+    }
+}
+
+impl Field for LinkTarget {
+    fn from_value(value: Value) -> Result<Self, DecodeError> {
+        let is_coordinator = matches!(&value, Value::Described(described)
+            if described.descriptor.matches(0x30, "amqp:coordinator:list"));
+        if is_coordinator {
+            Coordinator::from_value(value).map(Self::Coordinator)
+        } else {
+            Target::from_value(value).map(Self::Node)
+        }
+    }
+    fn field_size(&self) -> usize {
+        match self {
+            Self::Node(target) => target.field_size(),
+            Self::Coordinator(coordinator) => coordinator.field_size(),
+        }
+    }
+    fn encode_field<B: BufMut>(&self, buf: &mut B) {
+        match self {
+            Self::Node(target) => target.encode_field(buf),
+            Self::Coordinator(coordinator) => coordinator.encode_field(buf),
+        }
     }
 }
 

@@ -132,15 +132,18 @@ pub fn sample_performatives() -> Vec<Performative> {
             snd_settle_mode: SenderSettleMode::Unsettled,
             rcv_settle_mode: ReceiverSettleMode::Second,
             source: Some(Box::new(full_source())),
-            target: Some(Box::new(Target {
-                address: Some(Value::from("amqps://localhost/q")),
-                durable: TerminusDurability::Configuration,
-                expiry_policy: Symbol::from("link-detach"),
-                timeout: Seconds(5),
-                dynamic: false,
-                dynamic_node_properties: fields(),
-                capabilities: symbols(&["topic"]),
-            })),
+            target: Some(Box::new(
+                Target {
+                    address: Some(Value::from("amqps://localhost/q")),
+                    durable: TerminusDurability::Configuration,
+                    expiry_policy: Symbol::from("link-detach"),
+                    timeout: Seconds(5),
+                    dynamic: false,
+                    dynamic_node_properties: fields(),
+                    capabilities: symbols(&["topic"]),
+                }
+                .into(),
+            )),
             unsettled: Some(vec![(
                 Value::Binary(tag.clone()),
                 Value::described(Descriptor::Code(0x24), Value::List(vec![])),

@@ -255,7 +255,7 @@ pub fn attach_frame(handle: u32, role: Role, address: &str) -> Attach {
         snd_settle_mode: SenderSettleMode::Unsettled,
         rcv_settle_mode: ReceiverSettleMode::Second,
         source: Some(Box::new(Source::with_address(address))),
-        target: Some(Box::new(Target::with_address(address))),
+        target: Some(Box::new(Target::with_address(address).into())),
         unsettled: None,
         incomplete_unsettled: false,
         initial_delivery_count: (role == Role::Sender).then_some(SequenceNo(0)),

@@ -152,12 +152,23 @@ fn every_variant_maps_to_its_condition_status_and_description() {
         ),
         (
             BrokerError::MessageSizeExceeded {
+                delivery_id: Some(3),
                 size: 300_000,
                 limit: 262_144,
             },
             c::MESSAGE_SIZE_EXCEEDED,
             413,
-            "The received message (size 300000 bytes) exceeds the limit (262144 bytes) currently allowed on the link.",
+            "The received message (delivery-id:3, size:300000 bytes) exceeds the limit (262144 bytes) currently allowed on the link.",
+        ),
+        (
+            BrokerError::MessageSizeExceeded {
+                delivery_id: None,
+                size: 300_000,
+                limit: 262_144,
+            },
+            c::MESSAGE_SIZE_EXCEEDED,
+            413,
+            "The received message (size:300000 bytes) exceeds the limit (262144 bytes) currently allowed on the link.",
         ),
         (
             BrokerError::NotAllowed("sessionful entity".into()),

@@ -101,8 +101,12 @@ pub(crate) fn forwarded_copy(
 }
 
 /// Posts to the entity's inbox from any thread; an entity already shut down misses nothing
-/// (the message stays in its dead-letter sub-queue).
-fn post_back(inbox: &WeakSender<EntityCommand>, runtime: &Handle, command: EntityCommand) {
+/// (the message stays where it was: in its dead-letter sub-queue, or scheduled in its topic).
+pub(crate) fn post_back(
+    inbox: &WeakSender<EntityCommand>,
+    runtime: &Handle,
+    command: EntityCommand,
+) {
     let Some(inbox) = inbox.upgrade() else {
         return;
     };

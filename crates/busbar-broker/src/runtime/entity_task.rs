@@ -19,6 +19,7 @@ use super::clock::Clock;
 use super::dead_letter_forwarding::DeadLetterForwarding;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult};
+use super::topic_schedule::TopicRelease;
 use crate::errors::BrokerError;
 pub(crate) use owned::{OwnedEntity, session_error};
 use session_links::SessionLinks;
@@ -81,6 +82,8 @@ pub(crate) struct EntityTask {
     resolved: mpsc::UnboundedReceiver<HeldResolution>,
     /// `ForwardDeadLetteredMessagesTo`, when the entity has it.
     dead_letters: Option<DeadLetterForwarding>,
+    /// For a topic's scheduled messages: where they go when due.
+    topic_release: Option<TopicRelease>,
 }
 
 impl EntityTask {
@@ -113,7 +116,14 @@ impl EntityTask {
             resolutions,
             resolved,
             dead_letters: None,
+            topic_release: None,
         }
+    }
+
+    /// Holds a topic's scheduled messages, releasing each to the topic's subscriptions when due.
+    pub(crate) fn releasing_to_topic(mut self, release: TopicRelease) -> Self {
+        self.topic_release = Some(release);
+        self
     }
 
     /// Forwards every message the entity dead-letters, beginning with those its dead-letter
@@ -177,6 +187,7 @@ impl EntityTask {
             }
             // Before dispatching, so a dead-letter receiver rarely locks what is on its way out.
             self.forward_dead_letters(now);
+            self.release_due(now);
             self.dispatch(now);
             self.session_links.forward_events(&mut self.entity);
             self.commit(pending);
@@ -276,6 +287,13 @@ impl EntityTask {
                     pending.push(Box::new(move |durable| reply(durable.and(result))));
                 } else {
                     reply(result);
+                }
+            }
+            EntityCommand::ScheduledReleased { token, result } => {
+                let completed = result.and_then(|()| self.settle(token, Outcome::Complete, now));
+                // Left locked: the lock runs out and the message is released again.
+                if let Err(error) = completed {
+                    tracing::warn!(%error, "due scheduled message not released to the subscriptions; retried when its lock expires");
                 }
             }
             EntityCommand::DeadLetterForwarded { sequence, result } => {
@@ -398,6 +416,19 @@ impl EntityTask {
                 .find(|delivery| delivery.sequence == sequence);
             if let Some(delivery) = delivery {
                 forwarding.forward(&delivery);
+            }
+        }
+    }
+
+    /// Releases a topic's due scheduled messages to its subscriptions, each locked meanwhile.
+    fn release_due(&mut self, now: busbar_core::Timestamp) {
+        let Some(release) = &self.topic_release else {
+            return;
+        };
+        let core = self.entity.core_mut();
+        while let Some(delivery) = core.receive(SubQueue::Main, ReceiveMode::PeekLock, now) {
+            if let Some(lock) = &delivery.lock {
+                release.release(&delivery, lock.token);
             }
         }
     }

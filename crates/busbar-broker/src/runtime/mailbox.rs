@@ -103,6 +103,15 @@ pub(crate) enum EntityCommand {
         /// The connection to answer.
         mailbox: Mailbox,
     },
+    /// A topic's due scheduled message, locked under `token`, was routed to its subscriptions:
+    /// once they hold it durably it is completed; if they refused it, its lock runs out and it
+    /// is tried again.
+    ScheduledReleased {
+        /// The topic entity's lock on the message.
+        token: LockToken,
+        /// The subscriptions' answer.
+        result: Result<(), BrokerError>,
+    },
     /// A dead-lettered message was forwarded (`ForwardDeadLetteredMessagesTo`): once the
     /// destination holds it durably it leaves the dead-letter sub-queue; if the destination
     /// refused it, it stays.

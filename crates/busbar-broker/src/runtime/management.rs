@@ -10,7 +10,7 @@ use busbar_core::{
 use bytes::Bytes;
 
 use super::inbound::new_message;
-use super::outbound::{delivered_message, properties_to_modify};
+use super::outbound::{management_message, properties_to_modify};
 use super::request::Request;
 use crate::errors::BrokerError;
 pub(crate) use sessions::{SessionOperation, SessionResult, parse as parse_session_operation};
@@ -156,7 +156,7 @@ pub(crate) fn response_body(result: &OperationResult) -> Result<Option<Value>, B
             let messages = deliveries
                 .iter()
                 .map(|delivery| {
-                    let message = delivered_message(delivery)
+                    let message = management_message(delivery)
                         .map_err(|error| BrokerError::Internal(error.to_string()))?;
                     let mut entry =
                         vec![(Value::from("message"), Value::Binary(message.into_bytes()))];

@@ -18,6 +18,7 @@ mod rule_descriptions;
 mod rules;
 mod sections;
 mod settlement;
+mod topic_schedule;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -41,9 +42,13 @@ use dead_letter_forwarding::DeadLetterForwarding;
 use entity_task::{EntityTask, OwnedEntity};
 use mailbox::Mailbox;
 use registry::Registry;
+use topic_schedule::TopicRelease;
 
 /// Service Bus's message size limit (Standard tier, and the emulator's).
 pub const MAX_MESSAGE_SIZE: u64 = 256 * 1024;
+/// The largest transfer a connection reads whole (a `$management` request may carry a batch of
+/// messages to schedule); past it, a transfer's bytes are counted and dropped as they arrive.
+pub(crate) const MAX_TRANSFER_SIZE: u64 = 1024 * 1024;
 /// Commands an entity inbox holds before senders wait.
 const ENTITY_INBOX: usize = 1_024;
 /// Commands a connection's channel holds before entity tasks hold deliveries back.
@@ -178,6 +183,13 @@ where
             task = task.forwarding_dead_letters(DeadLetterForwarding::new(
                 destination,
                 Arc::downgrade(&registry),
+                spec.own_inbox.clone(),
+            ));
+        }
+        if let Some(topic) = spec.releases_to_topic {
+            task = task.releasing_to_topic(TopicRelease::new(
+                topic,
+                Arc::downgrade(&registry),
                 spec.own_inbox,
             ));
         }
@@ -213,6 +225,7 @@ async fn serve_until<F: Future<Output = ()>>(
     let driver = DriverConfig {
         engine: ConnectionConfig {
             container_id: "busbar".to_owned(),
+            max_message_size: MAX_TRANSFER_SIZE,
             ..ConnectionConfig::default()
         },
         command_capacity: CONNECTION_CHANNEL,

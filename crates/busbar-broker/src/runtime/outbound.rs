@@ -6,7 +6,7 @@
 use busbar_amqp::DecodeError;
 use busbar_amqp::message::{ApplicationProperties, Message};
 use busbar_amqp::performatives::Milliseconds;
-use busbar_amqp::types::{Timestamp as AmqpTimestamp, Uuid, Value};
+use busbar_amqp::types::{Annotations, Timestamp as AmqpTimestamp, Uuid, Value};
 use busbar_core::{DeadLetterInfo, Delivery, LockToken, Properties, Timestamp};
 use bytes::{Bytes, BytesMut};
 
@@ -77,6 +77,22 @@ pub(crate) fn delivered_message(delivery: &Delivery) -> Result<Message, DecodeEr
     message.for_delivery(&header, &BROKER_OWNED, added.iter().flatten())
 }
 
+/// A message handed out by `$management` (peek, receive-by-sequence-number): as delivered, and a
+/// locked one also carries its lock token in the delivery annotations, where the Go and Python
+/// SDKs read it for messages that arrive without a delivery tag.
+pub(crate) fn management_message(delivery: &Delivery) -> Result<Message, DecodeError> {
+    let message = delivered_message(delivery)?;
+    let Some(lock) = &delivery.lock else {
+        return Ok(message);
+    };
+    let mut sections = Sections::decode(&message)?;
+    sections
+        .delivery_annotations
+        .get_or_insert_with(Annotations::default)
+        .set(LOCK_TOKEN, Value::Uuid(Uuid(*lock.token.as_bytes())));
+    Ok(sections.encode())
+}
+
 /// Properties to modify (from `modified` annotations, `rejected` info or `$management`), as the
 /// core keeps them: AMQP-encoded values by key.
 pub(crate) fn properties_to_modify<'a>(
@@ -134,7 +150,6 @@ fn set(properties: &mut ApplicationProperties, key: &str, value: Value) {
 mod tests {
     use super::*;
     use busbar_amqp::message::{MessageBuilder, Properties as AmqpProperties};
-    use busbar_amqp::types::Annotations;
     use busbar_core::{DeadLetterInfo, DeliveryLock, MessageState, SequenceNumber};
     use std::time::Duration;
 
@@ -244,6 +259,21 @@ mod tests {
             .map(|(_, value)| value)
             .collect();
         assert_eq!(times, [&Value::Timestamp(AmqpTimestamp(9_000))]);
+    }
+
+    #[test]
+    fn management_messages_carry_their_lock_token_in_the_delivery_annotations() {
+        let locked = delivery(sent().into_bytes());
+        let out = management_message(&locked).unwrap();
+        let token = Value::Uuid(Uuid(*locked.lock.as_ref().unwrap().token.as_bytes()));
+        let delivery_annotations = out.delivery_annotations().unwrap().unwrap();
+        assert_eq!(delivery_annotations.get(LOCK_TOKEN), Some(&token));
+        assert_eq!(annotations_of(&out).get(LOCK_TOKEN), Some(&token));
+
+        let mut peeked = locked;
+        peeked.lock = None;
+        let out = management_message(&peeked).unwrap();
+        assert!(out.delivery_annotations().unwrap().is_none());
     }
 
     #[test]

@@ -17,6 +17,7 @@ use super::dead_letter_forwarding::forwarded_copy;
 use super::mailbox::EntityCommand;
 use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
+use super::topic_schedule;
 use crate::address::EntityPath;
 use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig};
 use crate::names::EntityName;
@@ -60,6 +61,9 @@ pub(crate) struct SubscriptionRoute {
 pub(crate) struct TopicRoute {
     /// The topic's name as configured.
     pub(crate) path: String,
+    /// The entity holding the topic's scheduled messages until they are due (its
+    /// `$management` node); see `topic_schedule`.
+    pub(crate) scheduled: EntityHandle,
     /// Each subscription with its rules.
     pub(crate) subscriptions: Vec<SubscriptionRoute>,
 }
@@ -286,6 +290,8 @@ pub(crate) struct EntitySpec {
     pub(crate) own_inbox: mpsc::WeakSender<EntityCommand>,
     /// `ForwardDeadLetteredMessagesTo`.
     pub(crate) forward_dead_letters_to: Option<EntityName>,
+    /// Set for a topic's scheduled messages: the topic whose subscriptions take them when due.
+    pub(crate) releases_to_topic: Option<EntityName>,
 }
 
 /// The registry of `namespace`, the entities to start, and the metadata records that persist
@@ -298,10 +304,17 @@ pub(crate) fn build(
     let mut ids = IdAssigner::new(recovered);
     let mut registry = Registry::default();
     let mut specs = Vec::new();
-    let mut open = |path: String, config: EntityConfig, delivery: &DeliverySettings| {
+    let mut open = |path: String, config: EntityConfig, delivery: Delivery<'_>| {
         let (sender, inbox) = mpsc::channel(inbox_capacity);
         let id = ids.id_of(&path);
-        let requires_session = delivery.requires_session;
+        let (requires_session, forward_dead_letters_to, releases_to_topic) = match delivery {
+            Delivery::Receivers(settings) => (
+                settings.requires_session,
+                settings.forward_dead_lettered_messages_to.clone(),
+                None,
+            ),
+            Delivery::ToSubscriptionsOf(topic) => (false, None, Some(topic.clone())),
+        };
         specs.push(EntitySpec {
             path: path.clone(),
             id,
@@ -309,7 +322,8 @@ pub(crate) fn build(
             requires_session,
             inbox,
             own_inbox: sender.downgrade(),
-            forward_dead_letters_to: delivery.forward_dead_lettered_messages_to.clone(),
+            forward_dead_letters_to,
+            releases_to_topic,
         });
         let handle = EntityHandle {
             path,
@@ -324,7 +338,11 @@ pub(crate) fn build(
             Some(queue.duplicate_detection),
             queue.max_size_in_megabytes,
         );
-        let (handle, _) = open(queue.name.to_string(), config, &queue.delivery);
+        let (handle, _) = open(
+            queue.name.to_string(),
+            config,
+            Delivery::Receivers(&queue.delivery),
+        );
         registry.queues.insert(queue.name.clone(), handle);
         if let Some(next) = &queue.delivery.forward_to {
             registry
@@ -333,8 +351,14 @@ pub(crate) fn build(
         }
     }
     for topic in &namespace.topics {
+        let (scheduled, _) = open(
+            topic.name.to_string(),
+            topic_schedule::entity_config(topic),
+            Delivery::ToSubscriptionsOf(&topic.name),
+        );
         let mut route = TopicRoute {
             path: topic.name.to_string(),
+            scheduled,
             subscriptions: Vec::new(),
         };
         for subscription in &topic.subscriptions {
@@ -352,7 +376,7 @@ pub(crate) fn build(
                 Some(topic.duplicate_detection),
                 topic.max_size_in_megabytes,
             );
-            let (handle, id) = open(path, config, &subscription.delivery);
+            let (handle, id) = open(path, config, Delivery::Receivers(&subscription.delivery));
             // Rules changed through add-rule / remove-rule replace the configured ones.
             let rules = match rule_changes::persisted(recovered, id) {
                 None => configured,
@@ -382,6 +406,15 @@ pub(crate) fn build(
         registry.topics.insert(topic.name.clone(), route);
     }
     Ok((registry, specs, ids.new_records))
+}
+
+/// Who takes an entity's messages.
+#[derive(Clone, Copy)]
+enum Delivery<'a> {
+    /// Receivers of a queue or subscription, with these settings.
+    Receivers(&'a DeliverySettings),
+    /// The subscriptions of this topic, when a scheduled message comes due.
+    ToSubscriptionsOf(&'a EntityName),
 }
 
 /// The core configuration of a queue or subscription.

@@ -8,7 +8,7 @@ use busbar_amqp::performatives::{ReceiverSettleMode, Role, SenderSettleMode};
 use busbar_core::{ReceiveMode, SubQueue};
 use busbar_sessions::check_receiver_kind;
 
-use super::session_attach::{AcceptingSession, is_session_receiver};
+use super::session_attach::{AcceptingSession, is_session_receiver, session_filter_descriptor};
 use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
 use crate::errors::BrokerError;
@@ -64,6 +64,12 @@ impl BrokerConnection {
         request: &AttachRequest,
         raw: &str,
     ) -> Result<(LinkKind, AttachReply), BrokerError> {
+        // Refused at once, so a client opening a transaction fails fast instead of waiting.
+        if request.coordinator.is_some() {
+            return Err(BrokerError::NotImplemented {
+                operation: "transactions (a link to the amqp:coordinator)".into(),
+            });
+        }
         let address =
             Address::parse(raw).map_err(|error| BrokerError::Argument(error.to_string()))?;
         let reply = AttachReply::echo(request);
@@ -78,7 +84,7 @@ impl BrokerConnection {
             )),
             (Role::Receiver, address @ (Address::Cbs | Address::Management(_))) => {
                 if let Address::Management(node) = &address {
-                    self.entity_of(node)?;
+                    self.management_node_of(node)?;
                 }
                 let kind = LinkKind::Replies(ReplyLink {
                     node: node_key,
@@ -93,10 +99,14 @@ impl BrokerConnection {
                 Ok((kind, reply))
             }
             (Role::Sender, Address::Management(node)) => {
-                let (entity, sub_queue) = self.entity_of(&node)?;
+                let (entity, sub_queue, topic) = self.management_node_of(&node)?;
                 Ok((
                     LinkKind::Requests {
-                        node: RequestNode::Management { entity, sub_queue },
+                        node: RequestNode::Management {
+                            entity,
+                            sub_queue,
+                            topic,
+                        },
                         node_key,
                     },
                     reply,
@@ -151,6 +161,7 @@ impl BrokerConnection {
                     LinkKind::AcceptingSession(Box::new(AcceptingSession {
                         receiver,
                         reply: reply.clone(),
+                        filter_descriptor: session_filter_descriptor(request),
                     }))
                 } else {
                     LinkKind::Receiver(receiver)
@@ -158,6 +169,22 @@ impl BrokerConnection {
                 Ok((kind, reply))
             }
         }
+    }
+
+    /// The entity serving a `$management` node, its sub-queue, and whether it is a topic's (which
+    /// holds the topic's scheduled messages), after authorisation.
+    fn management_node_of(
+        &self,
+        node: &EntityNode,
+    ) -> Result<(EntityHandle, SubQueue, bool), BrokerError> {
+        if node.sub_queue == AddressSubQueue::Active {
+            self.check_access(node)?;
+            if let Some(Resolved::Topic(topic)) = self.shared.registry.resolve(&node.path) {
+                return Ok((topic.scheduled.clone(), SubQueue::Main, true));
+            }
+        }
+        let (entity, sub_queue) = self.entity_of(node)?;
+        Ok((entity, sub_queue, false))
     }
 
     /// The queue or subscription a node names (receive and management), after authorisation.

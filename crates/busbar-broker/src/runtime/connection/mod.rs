@@ -53,6 +53,8 @@ enum RequestNode {
     Management {
         entity: EntityHandle,
         sub_queue: SubQueue,
+        /// A topic's node: only scheduling is served there.
+        topic: bool,
     },
 }
 

@@ -7,27 +7,44 @@ use busbar_amqp::message::Message;
 use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat};
 use bytes::Bytes;
 
+use super::transfers::size_exceeded;
 use super::{BrokerConnection, Grant, LinkKind, RequestNode};
 use crate::address::{Address, path_of};
 use crate::auth::{PutTokenOutcome, put_token};
 use crate::errors::{BrokerError, StatusCode};
+use crate::runtime::MAX_TRANSFER_SIZE;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
 use crate::runtime::management::{self, OperationResult};
 use crate::runtime::request::{Request, StatusKeys, failure, success};
+use crate::runtime::settlement::rejected;
 
 impl BrokerConnection {
     pub(super) fn request(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
         let link = transfer.link;
+        // A request past the connection's hard cap cannot be answered on the reply link (its
+        // message-id and reply-to were dropped with it): its delivery is rejected instead.
+        let oversize = transfer
+            .oversize
+            .and_then(|size| size_exceeded(&transfer, size, MAX_TRANSFER_SIZE));
         if !transfer.settled {
             // Requests are accepted as deliveries; errors travel in the response.
-            let accepted = Some(DeliveryState::Accepted(Accepted {}));
+            let state = match &oversize {
+                None => DeliveryState::Accepted(Accepted {}),
+                Some(error) => {
+                    let wire = self.wire(error, "");
+                    rejected(wire.condition, wire.description)
+                }
+            };
             let _ = connection.send_disposition(
                 link,
                 transfer.delivery_id,
                 transfer.delivery_id,
                 true,
-                accepted,
+                Some(state),
             );
+        }
+        if oversize.is_some() {
+            return;
         }
         if connection.link_credit(link).unwrap_or(0) < 50 {
             let _ = connection.set_credit(link, 100);
@@ -54,7 +71,15 @@ impl BrokerConnection {
                     connection,
                 );
             }
-            RequestNode::Management { entity, sub_queue } => {
+            RequestNode::Management {
+                entity,
+                sub_queue,
+                topic,
+            } => {
+                if topic && let Some(refused) = topic_refusal(&request) {
+                    self.respond_management(link, &request, &entity.path, Err(refused), connection);
+                    return;
+                }
                 let Some(request) = self.rule_request(link, request, &entity.path, connection)
                 else {
                     return;
@@ -107,11 +132,12 @@ impl BrokerConnection {
                 token,
                 audience,
                 self.now().as_millis(),
-                // A valid token for an unknown entity is accepted: the attach that follows is
-                // refused with `amqp:not-found`, the one place every SDK turns into its
-                // entity-not-found error (Python raises an authentication error for any
-                // put-token failure).
-                |_| true,
+                // As Service Bus: a token for an unknown entity is answered 404 with the
+                // entity-not-found wording (.NET MessagingEntityNotFoundException, Go
+                // CodeNotFound, Java MESSAGING_ENTITY_NOT_FOUND; Python raises its
+                // authentication error carrying the text). The attach is still refused for
+                // clients that skip `$cbs`.
+                |path| self.shared.registry.resolve(path).is_some(),
             )
         } else {
             return failure(
@@ -149,7 +175,12 @@ impl BrokerConnection {
                     None,
                 )
             }
-            Some(error) => failure(request, StatusKeys::Cbs, &self.wire(&error, audience)),
+            // The tracker names the entity path, not the whole audience URI.
+            Some(error) => failure(
+                request,
+                StatusKeys::Cbs,
+                &self.wire(&error, path_of(audience).trim_matches('/')),
+            ),
         }
     }
 
@@ -267,6 +298,23 @@ fn reply_rank(target: Option<&str>, name: &str, reply_to: Option<&str>, same_ses
         2
     }
 }
+
+/// Why a request to a topic's `$management` node is refused: a topic serves scheduling only
+/// (its messages are received, peeked and settled through its subscriptions).
+fn topic_refusal(request: &Request) -> Option<BrokerError> {
+    let operation = request.text_property("operation").unwrap_or_default();
+    (!TOPIC_OPERATIONS.contains(&operation)).then(|| {
+        BrokerError::NotAllowed(format!(
+            "the operation '{operation}' is not supported on a topic: use one of its subscriptions"
+        ))
+    })
+}
+
+/// The `$management` operations a topic serves.
+const TOPIC_OPERATIONS: [&str; 2] = [
+    "com.microsoft:schedule-message",
+    "com.microsoft:cancel-scheduled-message",
+];
 
 #[cfg(test)]
 mod tests {

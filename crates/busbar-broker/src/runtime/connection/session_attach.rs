@@ -4,7 +4,7 @@
 
 use busbar_amqp::engine::{AttachReply, AttachRequest, Connection, LinkId};
 use busbar_amqp::performatives::AmqpError;
-use busbar_amqp::types::{Fields, Value};
+use busbar_amqp::types::{Descriptor, Fields, Value};
 use busbar_core::Timestamp;
 
 use super::{BrokerConnection, LinkKind, ReceiveLink};
@@ -29,6 +29,8 @@ pub(super) struct AcceptingSession {
     pub(super) receiver: ReceiveLink,
     /// Our attach, to complete with the session and its locked-until.
     pub(super) reply: AttachReply,
+    /// The descriptor of the client's session filter, which the echo carries too.
+    pub(super) filter_descriptor: Option<Descriptor>,
 }
 
 /// Whether the attach asks for a session (its source carries a session filter).
@@ -44,6 +46,26 @@ fn session_filter(request: &AttachRequest) -> Option<&Value> {
         .filter
         .as_ref()?
         .get(SESSION_FILTER)
+}
+
+/// The descriptor of the client's session filter, when it sent a described value (go-amqp sends
+/// the numeric code; the other SDKs a plain value).
+pub(super) fn session_filter_descriptor(request: &AttachRequest) -> Option<Descriptor> {
+    match session_filter(request) {
+        Some(Value::Described(described)) => Some(described.descriptor.clone()),
+        _ => None,
+    }
+}
+
+/// The echoed filter value naming the locked session, in the form the client used, as Service
+/// Bus does: go-amqp refuses a bare value there (filter-set values are described, AMQP §3.5.8),
+/// while rhea (JS) hands a described one to the SDK undecoded, which then fails to match it.
+fn session_filter_echo(descriptor: Option<Descriptor>, session: String) -> Value {
+    let session = Value::String(session);
+    match descriptor {
+        Some(descriptor) => Value::described(descriptor, session),
+        None => session,
+    }
 }
 
 /// The session a receiver names: a string, symbol or described string; `None` (null or
@@ -115,10 +137,14 @@ impl BrokerConnection {
         let AcceptingSession {
             receiver,
             mut reply,
+            filter_descriptor,
         } = *pending;
         if let Some(source) = reply.source.as_mut() {
             let mut filter = Fields::default();
-            filter.push(SESSION_FILTER, Value::String(session));
+            filter.push(
+                SESSION_FILTER,
+                session_filter_echo(filter_descriptor, session),
+            );
             source.filter = Some(filter);
         }
         let mut properties = Fields::default();
@@ -162,6 +188,19 @@ impl BrokerConnection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_session_filter_is_echoed_in_the_form_the_client_sent() {
+        let go_amqp = Descriptor::Code(0x0000_0137_0000_000c);
+        assert_eq!(
+            session_filter_echo(Some(go_amqp.clone()), "s1".into()),
+            Value::described(go_amqp, Value::String("s1".into()))
+        );
+        assert_eq!(
+            session_filter_echo(None, "s1".into()),
+            Value::String("s1".into())
+        );
+    }
 
     #[test]
     fn locked_until_is_in_dotnet_ticks() {

@@ -53,10 +53,8 @@ impl BrokerConnection {
                 });
             }
         });
-        let size = u64::try_from(transfer.message.len()).unwrap_or(u64::MAX);
-        let limit = self.shared.max_message_size;
-        if size > limit {
-            reply(Err(BrokerError::MessageSizeExceeded { size, limit }));
+        if let Some(error) = self.oversize(&transfer) {
+            reply(Err(error));
             return;
         }
         let messages = match messages_of_transfer(transfer.message, transfer.message_format) {
@@ -70,6 +68,15 @@ impl BrokerConnection {
         };
         let targets = self.shared.registry.route(path, messages);
         store_routed(targets, reply);
+    }
+
+    /// Why a sent message is refused for its size, if it is: past the link's max-message-size,
+    /// or past the connection's hard cap (then its bytes were dropped on arrival).
+    fn oversize(&self, transfer: &IncomingTransfer) -> Option<BrokerError> {
+        let size = transfer
+            .oversize
+            .unwrap_or_else(|| u64::try_from(transfer.message.len()).unwrap_or(u64::MAX));
+        size_exceeded(transfer, size, self.shared.max_message_size)
     }
 
     /// Holds the outcome of a client's send until the end of the current run of commands.
@@ -326,4 +333,17 @@ fn store_everywhere(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply)
             }
         }
     }
+}
+
+/// The refusal of a transfer of `size` bytes past `limit`, in Service Bus's words.
+pub(super) fn size_exceeded(
+    transfer: &IncomingTransfer,
+    size: u64,
+    limit: u64,
+) -> Option<BrokerError> {
+    (size > limit).then_some(BrokerError::MessageSizeExceeded {
+        delivery_id: Some(transfer.delivery_id.0),
+        size,
+        limit,
+    })
 }

@@ -173,6 +173,7 @@ pub(crate) fn session_error(error: SessionError) -> BrokerError {
             session_id: session.as_str().to_owned(),
         },
         SessionError::StateTooLarge { size, max } => BrokerError::MessageSizeExceeded {
+            delivery_id: None,
             size: u64::try_from(size).unwrap_or(u64::MAX),
             limit: u64::try_from(max).unwrap_or(u64::MAX),
         },

@@ -128,7 +128,7 @@ fn receiver_link() -> LinkId {
         snd_settle_mode: SenderSettleMode::Unsettled,
         rcv_settle_mode: ReceiverSettleMode::First,
         source: Some(Box::new(Source::with_address("q"))),
-        target: Some(Box::new(Target::with_address("client"))),
+        target: Some(Box::new(Target::with_address("client").into())),
         unsettled: None,
         incomplete_unsettled: false,
         initial_delivery_count: None,

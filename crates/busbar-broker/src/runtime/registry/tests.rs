@@ -11,9 +11,15 @@ fn ids_are_assigned_once_and_survive_a_restart() {
     let mut storage = MemoryStorage::new();
     let recovered = storage.recover().unwrap();
     let (registry, specs, records) = build(&namespace, &recovered, 4).unwrap();
-    assert_eq!(records.len(), 2);
+    // queue.1, topic.1 (its scheduled messages) and its subscription.
+    assert_eq!(records.len(), 3);
     let first: Vec<EntityId> = specs.iter().map(|s| s.id).collect();
-    assert_eq!(first, [EntityId(1), EntityId(2)]);
+    assert_eq!(first, [EntityId(1), EntityId(2), EntityId(3)]);
+    let releasing: Vec<_> = specs
+        .iter()
+        .map(|s| s.releases_to_topic.as_ref().map(ToString::to_string))
+        .collect();
+    assert_eq!(releasing, [None, Some("topic.1".to_owned()), None]);
     assert!(
         registry
             .resolve(&EntityPath::QueueOrTopic("QUEUE.1".into()))

@@ -1,0 +1,147 @@
+// Package sdk runs the official Go Service Bus SDK (azservicebus) against the real busbar
+// binary named by $BUSBAR_BIN (tests/go_sdk.rs sets it).
+//
+// This file starts one broker for the whole package (TestMain): a fresh temporary data
+// directory, a Config.json in the Service Bus emulator's format declaring the entities of
+// entities_test.go, and `--listen 127.0.0.1:0`; the port comes from the broker's
+// `listening on ADDR:PORT` line. After the tests it sends SIGTERM and fails the run unless
+// busbar exits with status 0.
+package sdk
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// How long the broker may take to start listening, or to exit after SIGTERM.
+const (
+	startTimeout = 30 * time.Second
+	stopTimeout  = 20 * time.Second
+)
+
+// connectionString is the emulator-style connection string of the package's broker.
+var connectionString string
+
+var listening = regexp.MustCompile(`listening on \S*:(\d+)`)
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithBroker(m))
+}
+
+func runWithBroker(m *testing.M) int {
+	broker, err := startBroker()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	connectionString = "Endpoint=sb://localhost:" + broker.port +
+		";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;" +
+		"UseDevelopmentEmulator=true;"
+	code := m.Run()
+	if err := broker.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
+type broker struct {
+	cmd    *exec.Cmd
+	dir    string
+	port   string
+	exited chan error
+}
+
+// startBroker starts busbar in a fresh temporary directory and waits until it listens.
+func startBroker() (*broker, error) {
+	binary := os.Getenv("BUSBAR_BIN")
+	if binary == "" {
+		return nil, errors.New("BUSBAR_BIN must name the busbar binary (tests/go_sdk.rs sets it)")
+	}
+	dir, err := os.MkdirTemp("", "busbar-go-")
+	if err != nil {
+		return nil, err
+	}
+	b, err := startBrokerIn(dir, binary)
+	if err != nil {
+		os.RemoveAll(dir)
+	}
+	return b, err
+}
+
+// startBrokerIn writes Config.json into dir, starts binary with its data under dir, and reads
+// the bound port from its stdout.
+func startBrokerIn(dir, binary string) (*broker, error) {
+	config := filepath.Join(dir, "Config.json")
+	document, err := json.MarshalIndent(emulatorConfig(), "", "  ")
+	if err == nil {
+		err = os.WriteFile(config, document, 0o600)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(binary, "--config", config, "--data-dir", filepath.Join(dir, "data"),
+		"--listen", "127.0.0.1:0")
+	cmd.Stderr = os.Stderr
+	if os.Getenv("RUST_LOG") == "" {
+		cmd.Env = append(os.Environ(), "RUST_LOG=warn")
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start %s: %w", binary, err)
+	}
+	b := &broker{cmd: cmd, dir: dir, exited: make(chan error, 1)}
+	ports := make(chan string, 1)
+	go func() {
+		// Reads stdout to its end so that the broker never blocks on a full pipe.
+		lines := bufio.NewScanner(stdout)
+		for lines.Scan() {
+			if found := listening.FindStringSubmatch(lines.Text()); found != nil {
+				select {
+				case ports <- found[1]:
+				default:
+				}
+			}
+		}
+		b.exited <- cmd.Wait()
+	}()
+	select {
+	case b.port = <-ports:
+		return b, nil
+	case err := <-b.exited:
+		return nil, fmt.Errorf("busbar exited before listening: %v", err)
+	case <-time.After(startTimeout):
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("busbar did not print \"listening on\" within %v", startTimeout)
+	}
+}
+
+// stop sends SIGTERM and expects a clean exit (status 0) within stopTimeout.
+func (b *broker) stop() error {
+	defer os.RemoveAll(b.dir)
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("cannot signal busbar: %w", err)
+	}
+	select {
+	case err := <-b.exited:
+		if err != nil {
+			return fmt.Errorf("busbar did not exit cleanly on SIGTERM: %w", err)
+		}
+		return nil
+	case <-time.After(stopTimeout):
+		_ = b.cmd.Process.Kill()
+		return fmt.Errorf("busbar ignored SIGTERM for %v", stopTimeout)
+	}
+}
