@@ -164,10 +164,10 @@ impl SessionLinks {
         operation: SessionOperation,
         now: Timestamp,
     ) -> Result<OperationResult, BrokerError> {
+        let owner = key.and_then(|key| self.ids.get(&key).copied());
         let sessions = entity
             .sessions_mut()
             .ok_or_else(|| BrokerError::NotAllowed("the entity does not use sessions".into()))?;
-        let owner = key.and_then(|key| self.ids.get(&key).copied());
         let held = |session: String| -> Result<(ReceiverId, SessionId), BrokerError> {
             let session = SessionId::new(session).map_err(session_error)?;
             owner
@@ -175,6 +175,11 @@ impl SessionLinks {
                 .ok_or(BrokerError::SessionLockLost)
         };
         match operation {
+            SessionOperation::Settle {
+                session,
+                tokens,
+                outcome,
+            } => return self.settle_for_session(entity, owner, &session, tokens, &outcome, now),
             SessionOperation::RenewLock { session } => {
                 let (owner, session) = held(session)?;
                 sessions
@@ -235,6 +240,37 @@ impl SessionLinks {
             }
         }
         .map_err(session_error)
+    }
+
+    /// `update-disposition` for `session` by the link `owner`: each token settles on its own and
+    /// the first failure is reported. Once the session lock is gone (the SDKs retry a settlement
+    /// here after their link was detached) the answer is session-lock-lost, as in Service Bus.
+    fn settle_for_session(
+        &mut self,
+        entity: &mut OwnedEntity,
+        owner: Option<ReceiverId>,
+        session: &str,
+        tokens: Vec<LockToken>,
+        outcome: &Outcome,
+        now: Timestamp,
+    ) -> Result<OperationResult, BrokerError> {
+        let held = owner
+            .zip(entity.sessions_mut())
+            .is_some_and(|(owner, sessions)| {
+                sessions
+                    .session_of(owner)
+                    .is_some_and(|held| held.as_str() == session)
+            });
+        if !held {
+            return Err(BrokerError::SessionLockLost);
+        }
+        let mut result = Ok(OperationResult::Done);
+        for token in tokens {
+            if let Err(error) = self.settle(entity, token, outcome.clone(), now) {
+                result = result.and(Err(error));
+            }
+        }
+        result
     }
 
     /// A session link ended: its session is released (in-flight messages come back uncounted).

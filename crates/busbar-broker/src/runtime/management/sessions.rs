@@ -3,7 +3,7 @@
 //! encoded in the types the SDKs read.
 
 use busbar_amqp::types::{ElementType, Timestamp as AmqpTimestamp, Value};
-use busbar_core::{ReceiveMode, SequenceNumber, Timestamp};
+use busbar_core::{LockToken, Outcome, ReceiveMode, SequenceNumber, Timestamp};
 use bytes::Bytes;
 
 use super::{Operation, argument, array, integer};
@@ -49,6 +49,16 @@ pub(crate) enum SessionOperation {
         /// Lock them or remove them.
         mode: ReceiveMode,
     },
+    /// `com.microsoft:update-disposition` with `session-id`: settles messages received under the
+    /// session lock, which the requesting link must still hold.
+    Settle {
+        /// The session the link holds.
+        session: String,
+        /// The messages' lock tokens.
+        tokens: Vec<LockToken>,
+        /// What to do with them.
+        outcome: Outcome,
+    },
     /// `com.microsoft:get-message-sessions`.
     List {
         /// `last-updated-time` (the SDK's sentinel asks for the default listing).
@@ -65,7 +75,9 @@ impl SessionOperation {
     pub(crate) fn changes_state(&self) -> bool {
         matches!(
             self,
-            SessionOperation::SetState { .. } | SessionOperation::ReceiveDeferred { .. }
+            SessionOperation::SetState { .. }
+                | SessionOperation::ReceiveDeferred { .. }
+                | SessionOperation::Settle { .. }
         )
     }
 }
@@ -113,7 +125,9 @@ pub(crate) fn parse(request: &Request) -> Option<Result<SessionOperation, Broker
             Ok(SessionOperation::SetState { session, state })
         }),
         "com.microsoft:get-message-sessions" => list(&field),
-        "com.microsoft:peek-message" | "com.microsoft:receive-by-sequence-number" => {
+        "com.microsoft:peek-message"
+        | "com.microsoft:receive-by-sequence-number"
+        | "com.microsoft:update-disposition" => {
             // Without a session id these are the entity-wide operations.
             let session = field("session-id")?.as_str()?.to_owned();
             super::parse(request).and_then(|operation| match operation {
@@ -129,6 +143,11 @@ pub(crate) fn parse(request: &Request) -> Option<Result<SessionOperation, Broker
                         mode,
                     })
                 }
+                Operation::Settle { tokens, outcome } => Ok(SessionOperation::Settle {
+                    session,
+                    tokens,
+                    outcome,
+                }),
                 _ => Err(argument("unexpected session operation")),
             })
         }

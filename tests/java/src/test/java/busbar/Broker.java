@@ -1,0 +1,133 @@
+// One run of the real `busbar` binary (named by $BUSBAR_BIN) for a test class: a fresh temporary
+// data directory, the suite's Config.json (src/test/resources, the emulator's format) and
+// `--listen 127.0.0.1:0`; the port comes from the broker's `listening on ADDR:PORT` line on stdout.
+// stop() sends SIGTERM and requires exit status 0. The broker's log (stderr) goes to a file whose
+// tail BrokerTest prints when a test fails.
+package busbar;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+final class Broker {
+    private static final long START_TIMEOUT_SECS = 30;
+    private static final long STOP_TIMEOUT_SECS = 20;
+    private static final Pattern LISTENING = Pattern.compile("listening on \\S*:(\\d+)");
+
+    private final Process process;
+    private final Path workDir;
+    private final Path log;
+    final int port;
+
+    private Broker(Process process, Path workDir, Path log, int port) {
+        this.process = process;
+        this.workDir = workDir;
+        this.log = log;
+        this.port = port;
+    }
+
+    static Broker start() throws IOException, InterruptedException {
+        String binary = System.getenv("BUSBAR_BIN");
+        if (binary == null || binary.isEmpty()) {
+            throw new IllegalStateException(
+                "BUSBAR_BIN must name the busbar binary (tests/java_sdk.rs sets it)");
+        }
+        Path workDir = Files.createTempDirectory("busbar-java-");
+        Path config = workDir.resolve("Config.json");
+        try (InputStream resource = Broker.class.getResourceAsStream("/Config.json")) {
+            Files.copy(resource, config);
+        }
+        Path log = workDir.resolve("broker.log");
+        ProcessBuilder builder = new ProcessBuilder(binary, "--config", config.toString(),
+            "--data-dir", workDir.resolve("data").toString(), "--listen", "127.0.0.1:0")
+            .redirectError(log.toFile())
+            .redirectInput(ProcessBuilder.Redirect.PIPE);
+        builder.environment().putIfAbsent("RUST_LOG", "info");
+        Process process = builder.start();
+        process.getOutputStream().close();
+
+        CompletableFuture<Integer> port = new CompletableFuture<>();
+        Thread reader = new Thread(() -> pump(process, port), "busbar-stdout");
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            return new Broker(process, workDir, log, port.get(START_TIMEOUT_SECS, TimeUnit.SECONDS));
+        } catch (Exception error) {
+            process.destroyForcibly().waitFor();
+            throw new IllegalStateException("busbar did not report a listening port: " + error
+                + "\n" + tail(log, 40), error);
+        }
+    }
+
+    // Reads stdout to its end (so the broker never blocks on a full pipe), noting the port.
+    private static void pump(Process process, CompletableFuture<Integer> port) {
+        try (BufferedReader lines = new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = lines.readLine()) != null; ) {
+                Matcher found = LISTENING.matcher(line);
+                if (!port.isDone() && found.find() && !found.group(1).equals("0")) {
+                    port.complete(Integer.parseInt(found.group(1)));
+                }
+            }
+        } catch (IOException error) {
+            port.completeExceptionally(error);
+        }
+        port.completeExceptionally(new IOException("busbar closed stdout before listening"));
+    }
+
+    /** The emulator's connection string; the Java SDK keeps the port with UseDevelopmentEmulator. */
+    String connectionString() {
+        return "Endpoint=sb://localhost:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;"
+            + "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
+    }
+
+    /** SIGTERM, then requires a clean exit (status 0) within the time limit. */
+    void stop() throws IOException, InterruptedException, TimeoutException {
+        if (!process.isAlive()) {
+            throw new IllegalStateException("busbar died during the tests (status "
+                + process.exitValue() + ")\n" + logTail());
+        }
+        process.destroy(); // SIGTERM on Unix
+        if (!process.waitFor(STOP_TIMEOUT_SECS, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor();
+            throw new TimeoutException("busbar ignored SIGTERM for " + STOP_TIMEOUT_SECS + " s");
+        }
+        int status = process.exitValue();
+        if (status != 0) {
+            throw new IllegalStateException("busbar exited with " + status + " on SIGTERM\n" + logTail());
+        }
+        try (Stream<Path> paths = Files.walk(workDir)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
+    }
+
+    String logTail() {
+        return tail(log, 40);
+    }
+
+    /** The last `count` lines of the log, leaving out the start-up lines listing each entity. */
+    private static String tail(Path log, int count) {
+        try {
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8).stream()
+                .filter(line -> !line.contains("entity restored"))
+                .toList();
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - count), lines.size()));
+        } catch (IOException error) {
+            return "(no broker log: " + error + ")";
+        }
+    }
+}
