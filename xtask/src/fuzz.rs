@@ -5,7 +5,12 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// Fuzz targets defined in `fuzz/Cargo.toml`.
-const TARGETS: [&str; 4] = ["frame_decoder", "message_sections", "sql_filter", "admin_entry"];
+const TARGETS: [&str; 4] = [
+    "frame_decoder",
+    "message_sections",
+    "sql_filter",
+    "admin_entry",
+];
 const DEFAULT_SECONDS: u64 = 60;
 
 /// Parses `<target> [--seconds N]` and runs the target.
