@@ -70,7 +70,7 @@ async fn run<S: Storage + 'static>(
     println!("connection string: {}", connection_string(bound));
     let _ = std::io::stdout().flush();
     tracing::info!(%bound, "serving");
-    runtime::run(config, storage, listener, stop_signal()).await?;
+    runtime::run(config, storage, listener, stop_signal(), |_| {}).await?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `EntityName`: an entity or rule name that compares case-insensitively, as Service Bus does.
 
+use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
@@ -8,7 +9,8 @@ use std::hash::{Hash, Hasher};
 /// Service Bus names are case-insensitive (`Orders` and `orders` are the same queue), so equality
 /// and hashing ignore ASCII case while [`Display`](fmt::Display) keeps the spelling as written,
 /// which is what error messages and attach echoes must show.
-#[derive(Debug, Clone, Eq)]
+#[derive(Debug, Clone, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct EntityName(String);
 
 impl EntityName {
@@ -46,6 +48,20 @@ impl Hash for EntityName {
             state.write_u8(byte.to_ascii_lowercase());
         }
         state.write_u8(0xff);
+    }
+}
+
+impl Ord for EntityName {
+    /// Case-insensitive, like equality: the order entities are listed in.
+    fn cmp(&self, other: &Self) -> Ordering {
+        let mine = self.0.bytes().map(|b| b.to_ascii_lowercase());
+        mine.cmp(other.0.bytes().map(|b| b.to_ascii_lowercase()))
+    }
+}
+
+impl PartialOrd for EntityName {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 

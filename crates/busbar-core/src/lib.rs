@@ -53,7 +53,9 @@ pub use config::{
     DEFAULT_LOCK_DURATION, DEFAULT_MAX_DELIVERY_COUNT, DEFAULT_MAX_SIZE_BYTES, EntityConfig,
     MAX_LOCK_DURATION, MIN_LOCK_DURATION,
 };
-pub use entity::{Entity, EntitySnapshot, HeldCopies, Outcome, ReceiveMode, SubQueue};
+pub use entity::{
+    Entity, EntitySnapshot, HeldCopies, MessageCounts, Outcome, ReceiveMode, SubQueue,
+};
 pub use error::CoreError;
 pub use lock::LockToken;
 pub use message::{

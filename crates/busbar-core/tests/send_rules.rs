@@ -438,3 +438,63 @@ fn in_session(payload: &'static str, session: &str) -> NewMessage {
         ..message(payload)
     }
 }
+
+#[test]
+fn counts_follow_each_message_as_service_bus_reports_them() {
+    let mut queue = entity(EntityConfig::default());
+    queue.enqueue(vec![message("pending")], at(0)).unwrap();
+    assert_eq!(
+        queue.counts().active,
+        0,
+        "a message not yet durable is not counted"
+    );
+    queue.mark_durable(SequenceNumber(1));
+    send(&mut queue, message("deferred"), at(0));
+    send(&mut queue, message("dead"), at(0));
+    let later = NewMessage {
+        scheduled_enqueue_time: Some(at(60_000)),
+        ..message("later")
+    };
+    send(&mut queue, later, at(0));
+    let locked = |queue: &mut busbar_core::Entity| {
+        queue
+            .receive(SubQueue::Main, ReceiveMode::PeekLock, at(1))
+            .unwrap()
+            .lock
+            .unwrap()
+            .token
+    };
+    // The first stays locked (active); the second is deferred (active); the third dead-lettered.
+    locked(&mut queue);
+    let deferred = locked(&mut queue);
+    queue
+        .settle(
+            deferred,
+            Outcome::Defer {
+                properties: Default::default(),
+            },
+            at(1),
+        )
+        .unwrap();
+    let dead = locked(&mut queue);
+    let reason = DeadLetterInfo {
+        reason: Some("r".into()),
+        description: None,
+    };
+    queue
+        .settle(
+            dead,
+            Outcome::DeadLetter {
+                info: reason,
+                properties: Default::default(),
+            },
+            at(1),
+        )
+        .unwrap();
+    let counts = queue.counts();
+    assert_eq!(
+        (counts.active, counts.scheduled, counts.dead_lettered),
+        (2, 1, 1)
+    );
+    assert_eq!(counts.size_bytes, queue.size_bytes());
+}

@@ -96,6 +96,12 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
     Ok(config)
 }
 
+/// Runs the cross-entity checks (unique names, forwarding targets that exist, no loops, at most
+/// four hops) on a namespace about to change at run time; the error names the entity.
+pub(crate) fn check_namespace(namespace: &NamespaceConfig) -> Result<(), String> {
+    checks::check(namespace).map_err(|invalid| format!("{}: {}", invalid.scope, invalid.message))
+}
+
 /// serde_json's message without its own " at line L column C" tail (the error shows both already).
 fn syntax_message(error: &serde_json::Error) -> String {
     let text = error.to_string();

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::address::EntityPath;
 use crate::names::EntityName;
 
@@ -33,7 +35,7 @@ pub struct NamespaceConfig {
 }
 
 /// A queue.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueConfig {
     /// The queue's name.
     pub name: EntityName,
@@ -76,7 +78,7 @@ pub struct SubscriptionConfig {
 }
 
 /// The settings queues and subscriptions share: everything about receiving.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeliverySettings {
     /// How long a peek-lock holds a message (`LockDuration`).
     pub lock_duration: Duration,
@@ -95,7 +97,7 @@ pub struct DeliverySettings {
 }
 
 /// Duplicate detection of queues and topics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DuplicateDetection {
     /// `RequiresDuplicateDetection`.
     pub enabled: bool,

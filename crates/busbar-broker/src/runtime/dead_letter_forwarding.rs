@@ -16,9 +16,9 @@ use tokio::sync::mpsc::{WeakSender, error::TrySendError};
 
 use super::connection::store_routed;
 use super::inbound::new_message;
+use super::live_registry::LiveRegistry;
 use super::mailbox::EntityCommand;
 use super::outbound::with_application_properties;
-use super::registry::Registry;
 use crate::address::EntityPath;
 use crate::names::EntityName;
 
@@ -26,7 +26,7 @@ use crate::names::EntityName;
 pub(crate) struct DeadLetterForwarding {
     destination: EntityName,
     /// Weak, like `own_inbox`, so that the entity tasks end once the connections are gone.
-    registry: Weak<Registry>,
+    registry: Weak<LiveRegistry>,
     /// The forwarding entity's own inbox, for [`EntityCommand::DeadLetterForwarded`].
     own_inbox: WeakSender<EntityCommand>,
     /// The answer is posted from the store writer's thread, outside the runtime.
@@ -37,7 +37,7 @@ impl DeadLetterForwarding {
     /// Forwarding to `destination`; must be created on the runtime.
     pub(crate) fn new(
         destination: EntityName,
-        registry: Weak<Registry>,
+        registry: Weak<LiveRegistry>,
         own_inbox: WeakSender<EntityCommand>,
     ) -> Self {
         Self {
@@ -66,7 +66,7 @@ impl DeadLetterForwarding {
         let Some(registry) = self.registry.upgrade() else {
             return;
         };
-        let targets = registry.route(
+        let targets = registry.current().route(
             &EntityPath::QueueOrTopic(self.destination.clone()),
             vec![copy],
         );

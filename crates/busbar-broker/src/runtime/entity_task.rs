@@ -24,6 +24,7 @@ use crate::errors::BrokerError;
 pub(crate) use owned::{OwnedEntity, session_error};
 use session_links::SessionLinks;
 
+mod deleted;
 mod owned;
 mod session_links;
 
@@ -84,6 +85,8 @@ pub(crate) struct EntityTask {
     dead_letters: Option<DeadLetterForwarding>,
     /// For a topic's scheduled messages: where they go when due.
     topic_release: Option<TopicRelease>,
+    /// Deleted through the control interface: every command is answered with entity-not-found.
+    deleted: Option<BrokerError>,
 }
 
 impl EntityTask {
@@ -117,6 +120,7 @@ impl EntityTask {
             resolved,
             dead_letters: None,
             topic_release: None,
+            deleted: None,
         }
     }
 
@@ -200,7 +204,34 @@ impl EntityTask {
         now: busbar_core::Timestamp,
         pending: &mut Vec<Pending>,
     ) {
+        if let Some(error) = &self.deleted {
+            deleted::refuse(command, error, &self.store);
+            return;
+        }
         match command {
+            EntityCommand::Counts(reply) => {
+                let _ = reply.send(self.entity.core().counts());
+            }
+            EntityCommand::Reconfigure {
+                config,
+                forwarding,
+                done,
+            } => {
+                let applied = self
+                    .entity
+                    .core_mut()
+                    .update_config(config, now)
+                    .map_err(core_error);
+                if applied.is_ok() {
+                    if forwarding.is_some() {
+                        self.entity.core_mut().report_dead_letters();
+                    }
+                    self.dead_letters = forwarding;
+                }
+                // Ended locks write no records; the answer needs no sync.
+                let _ = done.send(applied);
+            }
+            EntityCommand::Delete { error, done } => self.delete(error, pending, done),
             EntityCommand::Execute {
                 sub_queue,
                 operation,
@@ -418,6 +449,43 @@ impl EntityTask {
                 forwarding.forward(&delivery);
             }
         }
+    }
+
+    /// Removes every message (answered once that is durable), detaches the receivers, and
+    /// answers every later command with `error` (entity-not-found); the task ends once nothing
+    /// holds its inbox any more.
+    fn delete(
+        &mut self,
+        error: BrokerError,
+        pending: &mut Vec<Pending>,
+        done: tokio::sync::oneshot::Sender<Result<(), BrokerError>>,
+    ) {
+        // What this batch did before goes to the store first, so no insert follows a removal.
+        self.submit(std::mem::take(pending));
+        let id = self.id;
+        let removals = self
+            .entity
+            .core()
+            .snapshot()
+            .messages
+            .into_iter()
+            .map(|(_, message)| Record::Remove {
+                key: MessageKey {
+                    entity: id,
+                    sequence: message.sequence.value(),
+                },
+            })
+            .collect();
+        for receiver in self.receivers.drain(..) {
+            receiver
+                .mailbox
+                .post(ConnectionCommand::EntityDeleted(receiver.key.link));
+        }
+        self.deleted = Some(error);
+        let completion = Box::new(move |outcome: Result<busbar_store::Lsn, StoreError>| {
+            let _ = done.send(outcome.map(|_| ()).map_err(store_error));
+        });
+        super::submit_from_task(&self.store, removals, completion);
     }
 
     /// Releases a topic's due scheduled messages to its subscriptions, each locked meanwhile.

@@ -5,13 +5,16 @@
 use busbar_amqp::engine::{DeliveryId, LinkId};
 use busbar_amqp::performatives::DeliveryState;
 use busbar_core::{
-    Delivery, LockToken, NewMessage, Outcome, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+    Delivery, EntityConfig, LockToken, MessageCounts, NewMessage, Outcome, ReceiveMode,
+    SequenceNumber, SubQueue, Timestamp,
 };
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::oneshot;
 
 use super::atomic_send::AtomicSend;
+use super::dead_letter_forwarding::DeadLetterForwarding;
 use super::management::{Operation, OperationResult, SessionOperation};
 use super::request::Request;
 use crate::errors::BrokerError;
@@ -103,6 +106,25 @@ pub(crate) enum EntityCommand {
         /// The connection to answer.
         mailbox: Mailbox,
     },
+    /// Report the entity's message counts (its runtime properties).
+    Counts(oneshot::Sender<MessageCounts>),
+    /// The entity's definition changed: apply it (ends every lock, as in Service Bus).
+    Reconfigure {
+        /// The new core configuration.
+        config: EntityConfig,
+        /// Where dead-lettered messages go now (`ForwardDeadLetteredMessagesTo`).
+        forwarding: Option<DeadLetterForwarding>,
+        /// Answered once applied.
+        done: oneshot::Sender<Result<(), BrokerError>>,
+    },
+    /// The entity was deleted: remove its messages, detach its receivers, and from then on
+    /// answer everything with entity-not-found.
+    Delete {
+        /// What every later command is answered with.
+        error: BrokerError,
+        /// Answered once the removal is durable.
+        done: oneshot::Sender<Result<(), BrokerError>>,
+    },
     /// A topic's due scheduled message, locked under `token`, was routed to its subscriptions:
     /// once they hold it durably it is completed; if they refused it, its lock runs out and it
     /// is tried again.
@@ -171,6 +193,8 @@ pub(crate) enum ConnectionCommand {
     },
     /// A session link's lock expired: detach it with `com.microsoft:session-lock-lost` (§6.4).
     SessionLockLost(LinkId),
+    /// The entity a receive link reads was deleted: detach it with `amqp:not-found`.
+    EntityDeleted(LinkId),
     /// A request/response operation finished: answer it.
     Respond {
         /// The link the request came on.

@@ -5,9 +5,12 @@
 mod atomic_send;
 mod clock;
 mod connection;
+mod control;
 mod dead_letter_forwarding;
+mod definitions;
 mod entity_task;
 mod inbound;
+mod live_registry;
 mod mailbox;
 mod management;
 mod outbound;
@@ -21,8 +24,8 @@ mod settlement;
 mod topic_schedule;
 
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use busbar_amqp::driver::{DriverConfig, Shutdown, serve};
 use busbar_amqp::engine::ConnectionConfig;
@@ -34,14 +37,16 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 pub use clock::Clock;
+pub use control::{Control, ControlError, QueueState};
 
 use crate::auth::SasKeys;
 use crate::config::Config;
 use connection::BrokerConnection;
+use control::{ControlState, Definitions};
 use dead_letter_forwarding::DeadLetterForwarding;
 use entity_task::{EntityTask, OwnedEntity};
+use live_registry::LiveRegistry;
 use mailbox::Mailbox;
-use registry::Registry;
 use topic_schedule::TopicRelease;
 
 /// Service Bus's message size limit (Standard tier, and the emulator's).
@@ -94,7 +99,7 @@ pub enum RuntimeError {
 
 /// What every connection handler shares: read-only after start-up but for the rules.
 pub(crate) struct Shared {
-    pub(crate) registry: Arc<Registry>,
+    pub(crate) registry: Arc<LiveRegistry>,
     pub(crate) keys: SasKeys,
     pub(crate) namespace: String,
     pub(crate) clock: Clock,
@@ -107,8 +112,10 @@ pub(crate) struct Shared {
 /// connection with `amqp:connection:forced`, lets the entity tasks submit what they hold, waits
 /// for the last sync and returns the storage.
 ///
-/// At start-up every entity is restored from what `storage` recovers; entity ids are kept in the
-/// store, so a restart maps the same names to the same ids.
+/// At start-up every entity is restored from what `storage` recovers (queues created or changed
+/// through [`Control`] as they were made); entity ids are kept in the store, so a restart maps
+/// the same names to the same ids. `ready` receives the control interface before the first
+/// connection is accepted; it fails with [`ControlError::Unavailable`] once the broker stops.
 ///
 /// Must run on tokio's multi-thread runtime: entity tasks wait for room in the store writer's
 /// bounded queue with `block_in_place` (see `submit_from_task`).
@@ -117,6 +124,7 @@ pub async fn run<S, F>(
     mut storage: S,
     listener: TcpListener,
     stop: F,
+    ready: impl FnOnce(Control),
 ) -> Result<S, RuntimeError>
 where
     S: Storage + 'static,
@@ -124,12 +132,12 @@ where
 {
     let clock = Clock::anchored_now();
     let recovered = storage.recover()?;
-    let (registry, specs, id_records) =
-        registry::build(&config.namespace, &recovered, ENTITY_INBOX).map_err(|error| {
-            RuntimeError::Rules {
-                subscription: error.subscription,
-                source: error.source,
-            }
+    let (namespace, queue_definitions) =
+        definitions::merged(&config.namespace, &recovered, clock.now().as_millis());
+    let (registry, specs, mut ids) = registry::build(&namespace, &recovered, ENTITY_INBOX)
+        .map_err(|error| RuntimeError::Rules {
+            subscription: error.subscription,
+            source: error.source,
         })?;
     let now = clock.now();
     let mut entities = Vec::with_capacity(specs.len());
@@ -162,6 +170,7 @@ where
     drop(recovered);
     let writer = GroupCommit::spawn(storage, GroupCommitOptions::default())?;
     let store = writer.handle();
+    let id_records = ids.take_new_records();
     if !id_records.is_empty() {
         let (done, durable) = std::sync::mpsc::channel();
         store.submit(
@@ -175,26 +184,24 @@ where
     }
     // Entity tasks hold it weakly (to forward dead-lettered messages): once the connections
     // are gone, so is every inbox sender, and the tasks end.
-    let registry = Arc::new(registry);
-    let mut tasks = JoinSet::new();
+    let registry = Arc::new(LiveRegistry::new(registry));
+    let tasks = Arc::new(Mutex::new(JoinSet::new()));
     for (spec, entity) in entities {
-        let mut task = EntityTask::new(entity, spec.id, clock, store.clone());
-        if let Some(destination) = spec.forward_dead_letters_to {
-            task = task.forwarding_dead_letters(DeadLetterForwarding::new(
-                destination,
-                Arc::downgrade(&registry),
-                spec.own_inbox.clone(),
-            ));
-        }
-        if let Some(topic) = spec.releases_to_topic {
-            task = task.releasing_to_topic(TopicRelease::new(
-                topic,
-                Arc::downgrade(&registry),
-                spec.own_inbox,
-            ));
-        }
-        tasks.spawn(task.run(spec.inbox));
+        spawn_entity(spec, entity, clock, &store, &registry, &tasks);
     }
+    let control = Arc::new(ControlState {
+        registry: Arc::clone(&registry),
+        store: store.clone(),
+        clock,
+        namespace: config.namespace.name.clone(),
+        tasks: Arc::clone(&tasks),
+        changes: tokio::sync::Mutex::new(Definitions {
+            queues: queue_definitions,
+            topics: namespace.topics.clone(),
+            ids,
+        }),
+    });
+    ready(Control::new(&control));
     let shared = Arc::new(Shared {
         registry,
         keys: SasKeys::emulator(),
@@ -204,8 +211,10 @@ where
         store: store.clone(),
     });
     let served = serve_until(listener, shared, stop).await;
-    // Every entity inbox sender lived in the registry and the connection handlers, all gone
-    // now: the tasks submit their last records and end.
+    // Every entity inbox sender lived in the registry, the control state and the connection
+    // handlers, all gone now: the tasks submit their last records and end.
+    drop(control);
+    let mut tasks = std::mem::take(&mut *tasks.lock().unwrap_or_else(PoisonError::into_inner));
     while tasks.join_next().await.is_some() {}
     drop(store);
     let storage = tokio::task::spawn_blocking(move || writer.shutdown())
@@ -254,6 +263,36 @@ async fn serve_until<F: Future<Output = ()>>(
         }
     }
     Ok(())
+}
+
+/// Starts the task of an entity (restored at start-up or created through [`Control`]).
+fn spawn_entity(
+    spec: registry::EntitySpec,
+    entity: OwnedEntity,
+    clock: Clock,
+    store: &GroupCommitHandle,
+    registry: &Arc<LiveRegistry>,
+    tasks: &Mutex<JoinSet<()>>,
+) {
+    let mut task = EntityTask::new(entity, spec.id, clock, store.clone());
+    if let Some(destination) = spec.forward_dead_letters_to {
+        task = task.forwarding_dead_letters(DeadLetterForwarding::new(
+            destination,
+            Arc::downgrade(registry),
+            spec.own_inbox.clone(),
+        ));
+    }
+    if let Some(topic) = spec.releases_to_topic {
+        task = task.releasing_to_topic(TopicRelease::new(
+            topic,
+            Arc::downgrade(registry),
+            spec.own_inbox,
+        ));
+    }
+    tasks
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .spawn(task.run(spec.inbox));
 }
 
 /// Hands records to the store writer from a runtime task. Usually its queue has room and this

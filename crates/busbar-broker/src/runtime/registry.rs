@@ -19,11 +19,11 @@ use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
 use super::topic_schedule;
 use crate::address::EntityPath;
-use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig};
+use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig, QueueConfig};
 use crate::names::EntityName;
 
 /// The store entity under which the name → id map is kept (never a real entity).
-const REGISTRY_ENTITY: EntityId = EntityId(0);
+pub(crate) const REGISTRY_ENTITY: EntityId = EntityId(0);
 /// Prefix of the name → id metadata keys.
 const ID_KEY_PREFIX: &str = "entity-id:";
 
@@ -78,7 +78,7 @@ pub(crate) enum Resolved<'a> {
 }
 
 /// The entities of the namespace.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Registry {
     queues: HashMap<EntityName, EntityHandle>,
     /// `ForwardTo` of the queues that have one.
@@ -197,6 +197,36 @@ impl Registry {
 }
 
 impl Registry {
+    /// Adds a queue created while the broker runs.
+    pub(crate) fn add_queue(&mut self, queue: &QueueConfig, handle: EntityHandle) {
+        self.queues.insert(queue.name.clone(), handle);
+        self.set_queue_forward(queue);
+    }
+
+    /// Routes a queue's sends as its (changed) definition says.
+    pub(crate) fn set_queue_forward(&mut self, queue: &QueueConfig) {
+        match &queue.delivery.forward_to {
+            Some(next) => self.queue_forwards.insert(queue.name.clone(), next.clone()),
+            None => self.queue_forwards.remove(&queue.name),
+        };
+    }
+
+    /// Removes a deleted queue; returns its handle.
+    pub(crate) fn remove_queue(&mut self, name: &EntityName) -> Option<EntityHandle> {
+        self.queue_forwards.remove(name);
+        self.queues.remove(name)
+    }
+
+    /// Whether a queue or topic is named `name`.
+    pub(crate) fn resolve_name(&self, name: &EntityName) -> bool {
+        self.queues.contains_key(name) || self.topics.contains_key(name)
+    }
+
+    /// The queue named `name`.
+    pub(crate) fn queue(&self, name: &EntityName) -> Option<&EntityHandle> {
+        self.queues.get(name)
+    }
+
     /// A copy dead-lettered by a failing filter as it is forwarded: its reason written into its
     /// application properties (dropped with a warning if its sections cannot be read).
     fn forwardable(&self, topic: &str, copy: NewMessage) -> Option<NewMessage> {
@@ -300,7 +330,7 @@ pub(crate) fn build(
     namespace: &NamespaceConfig,
     recovered: &Recovered,
     inbox_capacity: usize,
-) -> Result<(Registry, Vec<EntitySpec>, Vec<Record>), RulesError> {
+) -> Result<(Registry, Vec<EntitySpec>, IdAssigner), RulesError> {
     let mut ids = IdAssigner::new(recovered);
     let mut registry = Registry::default();
     let mut specs = Vec::new();
@@ -333,22 +363,12 @@ pub(crate) fn build(
         (handle, id)
     };
     for queue in &namespace.queues {
-        let config = entity_config(
-            &queue.delivery,
-            Some(queue.duplicate_detection),
-            queue.max_size_in_megabytes,
-        );
         let (handle, _) = open(
             queue.name.to_string(),
-            config,
+            queue_entity_config(queue),
             Delivery::Receivers(&queue.delivery),
         );
-        registry.queues.insert(queue.name.clone(), handle);
-        if let Some(next) = &queue.delivery.forward_to {
-            registry
-                .queue_forwards
-                .insert(queue.name.clone(), next.clone());
-        }
+        registry.add_queue(queue, handle);
     }
     for topic in &namespace.topics {
         let (scheduled, _) = open(
@@ -405,7 +425,7 @@ pub(crate) fn build(
         }
         registry.topics.insert(topic.name.clone(), route);
     }
-    Ok((registry, specs, ids.new_records))
+    Ok((registry, specs, ids))
 }
 
 /// Who takes an entity's messages.
@@ -415,6 +435,41 @@ enum Delivery<'a> {
     Receivers(&'a DeliverySettings),
     /// The subscriptions of this topic, when a scheduled message comes due.
     ToSubscriptionsOf(&'a EntityName),
+}
+
+/// The core configuration of a queue.
+pub(crate) fn queue_entity_config(queue: &QueueConfig) -> EntityConfig {
+    entity_config(
+        &queue.delivery,
+        Some(queue.duplicate_detection),
+        queue.max_size_in_megabytes,
+    )
+}
+
+/// The task of a queue created while the broker runs, and the handle that reaches it.
+pub(crate) fn new_queue(
+    queue: &QueueConfig,
+    id: EntityId,
+    inbox_capacity: usize,
+) -> (EntitySpec, EntityHandle) {
+    let (sender, inbox) = mpsc::channel(inbox_capacity);
+    let path = queue.name.to_string();
+    let spec = EntitySpec {
+        path: path.clone(),
+        id,
+        config: queue_entity_config(queue),
+        requires_session: queue.delivery.requires_session,
+        inbox,
+        own_inbox: sender.downgrade(),
+        forward_dead_letters_to: queue.delivery.forward_dead_lettered_messages_to.clone(),
+        releases_to_topic: None,
+    };
+    let handle = EntityHandle {
+        path,
+        inbox: sender,
+        requires_session: queue.delivery.requires_session,
+    };
+    (spec, handle)
 }
 
 /// The core configuration of a queue or subscription.
@@ -436,7 +491,7 @@ fn entity_config(
 }
 
 /// Hands out ids: the persisted one for a known name, the next free one otherwise.
-struct IdAssigner {
+pub(crate) struct IdAssigner {
     known: BTreeMap<String, EntityId>,
     next: u32,
     new_records: Vec<Record>,
@@ -469,7 +524,13 @@ impl IdAssigner {
         }
     }
 
-    fn id_of(&mut self, path: &str) -> EntityId {
+    /// The records that persist the ids assigned since the last call.
+    pub(crate) fn take_new_records(&mut self) -> Vec<Record> {
+        std::mem::take(&mut self.new_records)
+    }
+
+    /// The id of the entity at `path`, assigned now if it has none.
+    pub(crate) fn id_of(&mut self, path: &str) -> EntityId {
         // Names are case-insensitive, so the key is the lower-case path.
         let name = path.to_ascii_lowercase();
         if let Some(id) = self.known.get(&name) {

@@ -17,8 +17,8 @@ use tokio::sync::mpsc::WeakSender;
 use super::connection::store_routed;
 use super::dead_letter_forwarding::post_back;
 use super::inbound::new_message;
+use super::live_registry::LiveRegistry;
 use super::mailbox::EntityCommand;
-use super::registry::Registry;
 use crate::address::EntityPath;
 use crate::config::TopicConfig;
 use crate::names::EntityName;
@@ -46,7 +46,7 @@ pub(crate) fn entity_config(topic: &TopicConfig) -> EntityConfig {
 pub(crate) struct TopicRelease {
     topic: EntityName,
     /// Weak, like `own_inbox`, so that the entity tasks end once the connections are gone.
-    registry: Weak<Registry>,
+    registry: Weak<LiveRegistry>,
     /// The topic entity's own inbox, for [`EntityCommand::ScheduledReleased`].
     own_inbox: WeakSender<EntityCommand>,
     /// The answer is posted from the store writer's thread, outside the runtime.
@@ -57,7 +57,7 @@ impl TopicRelease {
     /// Releases to the subscriptions of `topic`; must be created on the runtime.
     pub(crate) fn new(
         topic: EntityName,
-        registry: Weak<Registry>,
+        registry: Weak<LiveRegistry>,
         own_inbox: WeakSender<EntityCommand>,
     ) -> Self {
         Self {
@@ -81,7 +81,9 @@ impl TopicRelease {
         let Some(registry) = self.registry.upgrade() else {
             return;
         };
-        let targets = registry.route(&EntityPath::QueueOrTopic(self.topic.clone()), vec![copy]);
+        let targets = registry
+            .current()
+            .route(&EntityPath::QueueOrTopic(self.topic.clone()), vec![copy]);
         let own_inbox = self.own_inbox.clone();
         let runtime = self.runtime.clone();
         store_routed(

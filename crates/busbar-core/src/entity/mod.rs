@@ -27,6 +27,19 @@ use crate::time::{SequenceNumber, Timestamp};
 use queue::Queue;
 use std::collections::{BTreeSet, HashSet};
 
+/// How many messages an entity holds, as Service Bus reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MessageCounts {
+    /// Messages in the entity itself: available, locked or deferred.
+    pub active: usize,
+    /// Messages waiting for their scheduled enqueue time.
+    pub scheduled: usize,
+    /// Messages in the dead-letter sub-queue.
+    pub dead_lettered: usize,
+    /// Payload bytes of every message stored, in both sub-queues.
+    pub size_bytes: u64,
+}
+
 /// Which sub-queue of the entity an operation addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SubQueue {
@@ -326,6 +339,22 @@ impl Entity {
     /// locked, dead-lettered and not yet durable alike): what counts toward the size quota. O(1).
     pub fn size_bytes(&self) -> u64 {
         self.main.size_bytes() + self.dead_letter.size_bytes()
+    }
+
+    /// The message counts Service Bus reports for an entity (its runtime properties). Messages
+    /// still pending (not yet durable) are left out; copies held for a send to several entities
+    /// count from the moment they are held until they are released. O(1), whatever the entity
+    /// holds.
+    pub fn counts(&self) -> MessageCounts {
+        let visible = |queue: &Queue| queue.len().saturating_sub(queue.pending_len());
+        let scheduled = self.main.scheduled_len();
+        MessageCounts {
+            // Available, locked and deferred messages are all active to Service Bus.
+            active: visible(&self.main).saturating_sub(scheduled),
+            scheduled,
+            dead_lettered: visible(&self.dead_letter),
+            size_bytes: self.size_bytes(),
+        }
     }
 
     /// Peek-locks held across both sub-queues.

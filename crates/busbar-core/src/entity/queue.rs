@@ -66,6 +66,16 @@ impl Queue {
         self.available.len()
     }
 
+    /// Messages waiting for their scheduled enqueue time. O(1).
+    pub(crate) fn scheduled_len(&self) -> usize {
+        self.scheduled.len()
+    }
+
+    /// Messages not yet durable, which nothing sees yet. O(1).
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
     pub(crate) fn get(&self, sequence: SequenceNumber) -> Option<&StoredMessage> {
         self.messages.get(&sequence)
     }

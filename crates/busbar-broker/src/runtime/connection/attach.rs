@@ -119,7 +119,7 @@ impl BrokerConnection {
                         "messages cannot be sent to a dead-letter queue".into(),
                     ));
                 }
-                let display = match self.shared.registry.resolve(&node.path) {
+                let display = match self.shared.registry.current().resolve(&node.path) {
                     Some(Resolved::Entity(handle)) => handle.path.clone(),
                     Some(Resolved::Topic(route)) => route.path.clone(),
                     None => return Err(self.not_found(&node)),
@@ -179,7 +179,8 @@ impl BrokerConnection {
     ) -> Result<(EntityHandle, SubQueue, bool), BrokerError> {
         if node.sub_queue == AddressSubQueue::Active {
             self.check_access(node)?;
-            if let Some(Resolved::Topic(topic)) = self.shared.registry.resolve(&node.path) {
+            if let Some(Resolved::Topic(topic)) = self.shared.registry.current().resolve(&node.path)
+            {
                 return Ok((topic.scheduled.clone(), SubQueue::Main, true));
             }
         }
@@ -195,7 +196,7 @@ impl BrokerConnection {
             AddressSubQueue::DeadLetter => SubQueue::DeadLetter,
             AddressSubQueue::TransferDeadLetter => return Err(self.not_found(node)),
         };
-        match self.shared.registry.resolve(&node.path) {
+        match self.shared.registry.current().resolve(&node.path) {
             Some(Resolved::Entity(handle)) => Ok((handle.clone(), sub_queue)),
             Some(Resolved::Topic(_)) => Err(BrokerError::NotAllowed(format!(
                 "'{}' is a topic: receive from one of its subscriptions",
@@ -209,7 +210,9 @@ impl BrokerConnection {
     fn check_access(&self, node: &EntityNode) -> Result<(), BrokerError> {
         if self.authorized(&node.path) {
             Ok(())
-        } else if self.shared.registry.resolve(&node.path).is_none() && self.has_any_grant() {
+        } else if self.shared.registry.current().resolve(&node.path).is_none()
+            && self.has_any_grant()
+        {
             Err(self.not_found(node))
         } else {
             Err(BrokerError::Unauthorized(format!(

@@ -281,6 +281,7 @@ impl ConnectionHandler for BrokerConnection {
                 self.session_refused(link, &error, connection);
             }
             ConnectionCommand::SessionLockLost(link) => self.session_lock_lost(link, connection),
+            ConnectionCommand::EntityDeleted(link) => self.entity_deleted(link, connection),
             ConnectionCommand::Respond {
                 request_link,
                 request,

@@ -137,7 +137,7 @@ impl BrokerConnection {
                 // CodeNotFound, Java MESSAGING_ENTITY_NOT_FOUND; Python raises its
                 // authentication error carrying the text). The attach is still refused for
                 // clients that skip `$cbs`.
-                |path| self.shared.registry.resolve(path).is_some(),
+                |path| self.shared.registry.current().resolve(path).is_some(),
             )
         } else {
             return failure(

@@ -25,7 +25,8 @@ impl BrokerConnection {
         if change.is_none() && request.text_property("operation") != Some(ENUMERATE_RULES) {
             return Some(request);
         }
-        let Some(subscription) = self.shared.registry.subscription(path) else {
+        let registry = self.shared.registry.current();
+        let Some(subscription) = registry.subscription(path) else {
             let refused = BrokerError::NotAllowed("rules exist only on a subscription".to_owned());
             self.respond_management(link, &request, path, Err(refused), connection);
             return None;
@@ -50,7 +51,8 @@ impl BrokerConnection {
     /// Applies `change` to the subscription at `path`: answered, and in force for sends, once
     /// its record is durable ([`LiveRules::change`](crate::runtime::rule_changes::LiveRules::change)).
     fn change_rules(&mut self, link: LinkId, request: Request, path: &str, change: &RuleChange) {
-        let Some(subscription) = self.shared.registry.subscription(path) else {
+        let registry = self.shared.registry.current();
+        let Some(subscription) = registry.subscription(path) else {
             return;
         };
         let mailbox = self.mailbox.clone();

@@ -174,6 +174,21 @@ impl BrokerConnection {
         let _ = connection.refuse_attach(link, AmqpError::new(wire.condition, wire.description));
     }
 
+    /// The entity the link reads was deleted: detach it with the not-found error.
+    pub(super) fn entity_deleted(&mut self, link: LinkId, connection: &mut Connection) {
+        let Some(LinkKind::Receiver(receiver)) = self.links.get(&link) else {
+            return;
+        };
+        let path = receiver.entity.path.clone();
+        let error = BrokerError::EntityNotFound {
+            namespace: self.shared.namespace.clone(),
+            entity: path.clone(),
+        };
+        let wire = self.wire(&error, &path);
+        self.forget(link);
+        let _ = connection.detach(link, Some(AmqpError::new(wire.condition, wire.description)));
+    }
+
     /// The link's session lock expired: detach it (§6.4).
     pub(super) fn session_lock_lost(&mut self, link: LinkId, connection: &mut Connection) {
         let Some(LinkKind::Receiver(receiver)) = self.links.get(&link) else {

@@ -66,7 +66,7 @@ impl BrokerConnection {
                 return;
             }
         };
-        let targets = self.shared.registry.route(path, messages);
+        let targets = self.shared.registry.current().route(path, messages);
         store_routed(targets, reply);
     }
 

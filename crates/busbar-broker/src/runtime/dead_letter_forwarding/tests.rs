@@ -113,7 +113,7 @@ fn application_property(message: &NewMessage, key: &str) -> Option<Value> {
 async fn a_dead_lettered_message_moves_to_the_destination_and_a_refused_one_stays() {
     let namespace = crate::config::parse(CONFIG, "test.json").unwrap().namespace;
     let (registry, specs, _) = registry::build(&namespace, &Recovered::default(), 16).unwrap();
-    let registry = Arc::new(registry);
+    let registry = Arc::new(crate::runtime::live_registry::LiveRegistry::new(registry));
     let clock = Clock::anchored_now();
     let now = clock.now();
     // The dead-lettered messages are durable, as after a restart.
@@ -145,7 +145,10 @@ async fn a_dead_lettered_message_moves_to_the_destination_and_a_refused_one_stay
     for (task, inbox) in tasks.into_iter().zip(inboxes) {
         tokio::spawn(task.run(inbox));
     }
-    let inbox_of = |name: &str| match registry.resolve(&EntityPath::QueueOrTopic(name.into())) {
+    let inbox_of = |name: &str| match registry
+        .current()
+        .resolve(&EntityPath::QueueOrTopic(name.into()))
+    {
         Some(Resolved::Entity(entity)) => entity.inbox.clone(),
         _ => panic!("{name} is not a queue"),
     };

@@ -10,7 +10,8 @@ fn ids_are_assigned_once_and_survive_a_restart() {
     let namespace = Config::emulator_default().namespace;
     let mut storage = MemoryStorage::new();
     let recovered = storage.recover().unwrap();
-    let (registry, specs, records) = build(&namespace, &recovered, 4).unwrap();
+    let (registry, specs, mut ids) = build(&namespace, &recovered, 4).unwrap();
+    let records = ids.take_new_records();
     // queue.1, topic.1 (its scheduled messages) and its subscription.
     assert_eq!(records.len(), 3);
     let first: Vec<EntityId> = specs.iter().map(|s| s.id).collect();
@@ -39,8 +40,8 @@ fn ids_are_assigned_once_and_survive_a_restart() {
     storage.sync().unwrap();
     let mut restarted = storage.restart();
     let recovered = restarted.recover().unwrap();
-    let (_, specs, records) = build(&namespace, &recovered, 4).unwrap();
-    assert!(records.is_empty());
+    let (_, specs, mut ids) = build(&namespace, &recovered, 4).unwrap();
+    assert!(ids.take_new_records().is_empty());
     assert_eq!(specs.iter().map(|s| s.id).collect::<Vec<_>>(), first);
 }
 

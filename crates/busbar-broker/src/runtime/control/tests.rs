@@ -1,0 +1,180 @@
+//! The control interface against a running broker on a memory store: queues created, changed
+//! and deleted at run time, their counts, and definitions that survive a restart.
+
+use std::time::Duration;
+
+use busbar_core::{NewMessage, SubQueue};
+use busbar_store::MemoryStorage;
+use bytes::Bytes;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use super::*;
+use crate::config::Config;
+use crate::runtime::management::{Operation, OperationResult};
+
+/// A broker on `storage` and its control interface; dropping `stop` shuts it down, and the
+/// join handle gives the storage back.
+async fn start(
+    storage: MemoryStorage,
+) -> (
+    Control,
+    oneshot::Sender<()>,
+    tokio::task::JoinHandle<MemoryStorage>,
+) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (ready, control) = oneshot::channel();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let broker = tokio::spawn(async move {
+        let config = Config::emulator_default();
+        let stop = async move {
+            let _ = stopped.await;
+        };
+        crate::runtime::run(&config, storage, listener, stop, |control| {
+            let _ = ready.send(control);
+        })
+        .await
+        .unwrap()
+    });
+    (control.await.unwrap(), stop, broker)
+}
+
+fn queue(name: &str) -> QueueConfig {
+    let mut queue = Config::emulator_default().namespace.queues[0].clone();
+    queue.name = EntityName::new(name);
+    queue
+}
+
+/// Sends `count` messages straight to the queue's task, as a sender link would.
+async fn send(control: &Control, name: &str, count: usize) {
+    let state = control.state().unwrap();
+    let handle = state.handle(&EntityName::new(name)).unwrap();
+    let messages = (0..count)
+        .map(|_| NewMessage {
+            payload: Bytes::from_static(b"\x00\x53\x75\xa0\x01x"),
+            message_id: None,
+            session_id: None,
+            time_to_live: None,
+            scheduled_enqueue_time: None,
+            dead_letter: None,
+        })
+        .collect();
+    let (reply, stored) = oneshot::channel();
+    post_entity(
+        &handle.inbox,
+        EntityCommand::Execute {
+            sub_queue: SubQueue::Main,
+            operation: Operation::Enqueue(messages),
+            reply: Box::new(move |result| {
+                let _ = reply.send(result);
+            }),
+        },
+    );
+    assert!(matches!(
+        stored.await.unwrap(),
+        Ok(OperationResult::SequenceNumbers(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queue_created_at_run_time_takes_messages_changes_and_is_deleted() {
+    let (control, stop, broker) = start(MemoryStorage::new()).await;
+    let created = control.create_queue(queue("made")).await.unwrap();
+    assert_eq!(created.counts, MessageCounts::default());
+    assert_eq!(
+        control.create_queue(queue("MADE")).await,
+        Err(ControlError::AlreadyExists("MADE".into()))
+    );
+    assert_eq!(
+        control.create_queue(queue("topic.1")).await,
+        Err(ControlError::AlreadyExists("topic.1".into())),
+        "queues and topics share one name space"
+    );
+
+    send(&control, "made", 3).await;
+    assert_eq!(control.queue("made").await.unwrap().counts.active, 3);
+
+    let mut changed = queue("made");
+    changed.delivery.lock_duration = Duration::from_secs(30);
+    let updated = control.update_queue(changed.clone()).await.unwrap();
+    assert_eq!(updated.config, changed);
+    assert_eq!(updated.created_at, created.created_at);
+    let mut sessions = changed.clone();
+    sessions.delivery.requires_session = true;
+    assert!(matches!(
+        control.update_queue(sessions).await,
+        Err(ControlError::Invalid(_))
+    ));
+
+    let names: Vec<String> = control
+        .queues()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|queue| queue.config.name.to_string())
+        .collect();
+    assert_eq!(names, ["made", "queue.1"]);
+
+    control.delete_queue("made").await.unwrap();
+    assert_eq!(
+        control.queue("made").await,
+        Err(ControlError::NotFound("made".into()))
+    );
+    assert_eq!(
+        control.delete_queue("made").await,
+        Err(ControlError::NotFound("made".into()))
+    );
+    drop(stop);
+    broker.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn definitions_and_messages_survive_a_restart_and_deleted_ones_stay_gone() {
+    let (control, stop, broker) = start(MemoryStorage::new()).await;
+    let mut kept = queue("kept");
+    kept.max_size_in_megabytes = 2048;
+    control.create_queue(kept.clone()).await.unwrap();
+    send(&control, "kept", 2).await;
+    control.create_queue(queue("dropped")).await.unwrap();
+    send(&control, "dropped", 1).await;
+    control.delete_queue("dropped").await.unwrap();
+    drop(stop);
+    let storage = broker.await.unwrap().restart();
+
+    let (control, stop, broker) = start(storage).await;
+    let restored = control.queue("kept").await.unwrap();
+    assert_eq!(restored.config, kept);
+    assert_eq!(restored.counts.active, 2);
+    assert_eq!(
+        control.queue("dropped").await,
+        Err(ControlError::NotFound("dropped".into()))
+    );
+    // Created again, it starts empty: the old messages were removed with it.
+    control.create_queue(queue("dropped")).await.unwrap();
+    assert_eq!(control.queue("dropped").await.unwrap().counts.active, 0);
+    drop(stop);
+    broker.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarding_target_must_exist_and_cannot_be_deleted_while_used() {
+    let (control, stop, broker) = start(MemoryStorage::new()).await;
+    let mut forwarding = queue("forwarding");
+    forwarding.delivery.forward_to = Some(EntityName::new("nowhere"));
+    assert!(matches!(
+        control.create_queue(forwarding.clone()).await,
+        Err(ControlError::Invalid(_))
+    ));
+    forwarding.delivery.forward_to = Some(EntityName::new("queue.1"));
+    control.create_queue(forwarding).await.unwrap();
+    assert!(matches!(
+        control.delete_queue("queue.1").await,
+        Err(ControlError::Invalid(_))
+    ));
+    drop(stop);
+    broker.await.unwrap();
+    assert!(matches!(
+        control.queues().await,
+        Err(ControlError::Unavailable(_))
+    ));
+}
