@@ -29,6 +29,8 @@ use crate::names::EntityName;
 pub struct QueueState {
     /// Its definition.
     pub config: QueueConfig,
+    /// Properties kept for the management plane without the broker acting on them.
+    pub kept: BTreeMap<String, String>,
     /// Its message counts now.
     pub counts: MessageCounts,
     /// When it was created (Unix milliseconds; queues of `Config.json` date from start-up).
@@ -128,8 +130,13 @@ impl Control {
         Ok(describe(definition, counts))
     }
 
-    /// Creates a queue; answered once its definition is durable.
-    pub async fn create_queue(&self, config: QueueConfig) -> Result<QueueState, ControlError> {
+    /// Creates a queue with the properties it `kept` for the management plane; answered once
+    /// its definition is durable.
+    pub async fn create_queue(
+        &self,
+        config: QueueConfig,
+        kept: BTreeMap<String, String>,
+    ) -> Result<QueueState, ControlError> {
         let state = self.state()?;
         let mut changes = state.changes.lock().await;
         let taken = state.registry.current().resolve_name(&config.name);
@@ -140,6 +147,7 @@ impl Control {
         let now = state.clock.now().as_millis();
         let definition = QueueDefinition {
             config: config.clone(),
+            kept,
             created_at: now,
             updated_at: now,
         };
@@ -168,8 +176,13 @@ impl Control {
         Ok(describe(definition, MessageCounts::default()))
     }
 
-    /// Changes a queue's definition; answered once it is durable and applied.
-    pub async fn update_queue(&self, config: QueueConfig) -> Result<QueueState, ControlError> {
+    /// Changes a queue's definition (and the properties it keeps for the management plane);
+    /// answered once it is durable and applied.
+    pub async fn update_queue(
+        &self,
+        config: QueueConfig,
+        kept: BTreeMap<String, String>,
+    ) -> Result<QueueState, ControlError> {
         let state = self.state()?;
         let mut changes = state.changes.lock().await;
         let current = changes
@@ -185,6 +198,7 @@ impl Control {
         changes.check_with(&config)?;
         let definition = QueueDefinition {
             config: config.clone(),
+            kept,
             created_at: current.created_at,
             updated_at: state.clock.now().as_millis(),
         };
@@ -318,6 +332,7 @@ impl Definitions {
 fn describe(definition: QueueDefinition, counts: MessageCounts) -> QueueState {
     QueueState {
         config: definition.config,
+        kept: definition.kept,
         counts,
         created_at: definition.created_at,
         updated_at: definition.updated_at,

@@ -21,6 +21,10 @@ const QUEUE_KEY_PREFIX: &str = "queue-def:";
 pub(crate) struct QueueDefinition {
     /// The queue's properties.
     pub(crate) config: QueueConfig,
+    /// Properties the broker keeps for the management plane without acting on them (name →
+    /// value as the administration API writes it, e.g. `UserMetadata`).
+    #[serde(default)]
+    pub(crate) kept: BTreeMap<String, String>,
     /// When it was created.
     pub(crate) created_at: i64,
     /// When its definition last changed.
@@ -68,6 +72,7 @@ pub(crate) fn merged(
         .map(|queue| {
             let definition = QueueDefinition {
                 config: queue.clone(),
+                kept: BTreeMap::new(),
                 created_at: now,
                 updated_at: now,
             };
@@ -117,6 +122,7 @@ mod tests {
         for config in [changed.clone(), added.clone()] {
             let definition = QueueDefinition {
                 config,
+                kept: BTreeMap::new(),
                 created_at: 5,
                 updated_at: 7,
             };
@@ -137,6 +143,7 @@ mod tests {
         let configured = Config::emulator_default().namespace;
         let definition = QueueDefinition {
             config: configured.queues[0].clone(),
+            kept: BTreeMap::new(),
             created_at: 1,
             updated_at: 1,
         };

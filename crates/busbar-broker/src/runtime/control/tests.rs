@@ -79,14 +79,19 @@ async fn send(control: &Control, name: &str, count: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_queue_created_at_run_time_takes_messages_changes_and_is_deleted() {
     let (control, stop, broker) = start(MemoryStorage::new()).await;
-    let created = control.create_queue(queue("made")).await.unwrap();
+    let created = control
+        .create_queue(queue("made"), BTreeMap::new())
+        .await
+        .unwrap();
     assert_eq!(created.counts, MessageCounts::default());
     assert_eq!(
-        control.create_queue(queue("MADE")).await,
+        control.create_queue(queue("MADE"), BTreeMap::new()).await,
         Err(ControlError::AlreadyExists("MADE".into()))
     );
     assert_eq!(
-        control.create_queue(queue("topic.1")).await,
+        control
+            .create_queue(queue("topic.1"), BTreeMap::new())
+            .await,
         Err(ControlError::AlreadyExists("topic.1".into())),
         "queues and topics share one name space"
     );
@@ -96,13 +101,16 @@ async fn a_queue_created_at_run_time_takes_messages_changes_and_is_deleted() {
 
     let mut changed = queue("made");
     changed.delivery.lock_duration = Duration::from_secs(30);
-    let updated = control.update_queue(changed.clone()).await.unwrap();
+    let updated = control
+        .update_queue(changed.clone(), BTreeMap::new())
+        .await
+        .unwrap();
     assert_eq!(updated.config, changed);
     assert_eq!(updated.created_at, created.created_at);
     let mut sessions = changed.clone();
     sessions.delivery.requires_session = true;
     assert!(matches!(
-        control.update_queue(sessions).await,
+        control.update_queue(sessions, BTreeMap::new()).await,
         Err(ControlError::Invalid(_))
     ));
 
@@ -133,9 +141,16 @@ async fn definitions_and_messages_survive_a_restart_and_deleted_ones_stay_gone()
     let (control, stop, broker) = start(MemoryStorage::new()).await;
     let mut kept = queue("kept");
     kept.max_size_in_megabytes = 2048;
-    control.create_queue(kept.clone()).await.unwrap();
+    let metadata = BTreeMap::from([("UserMetadata".to_owned(), "hello".to_owned())]);
+    control
+        .create_queue(kept.clone(), metadata.clone())
+        .await
+        .unwrap();
     send(&control, "kept", 2).await;
-    control.create_queue(queue("dropped")).await.unwrap();
+    control
+        .create_queue(queue("dropped"), BTreeMap::new())
+        .await
+        .unwrap();
     send(&control, "dropped", 1).await;
     control.delete_queue("dropped").await.unwrap();
     drop(stop);
@@ -144,13 +159,17 @@ async fn definitions_and_messages_survive_a_restart_and_deleted_ones_stay_gone()
     let (control, stop, broker) = start(storage).await;
     let restored = control.queue("kept").await.unwrap();
     assert_eq!(restored.config, kept);
+    assert_eq!(restored.kept, metadata);
     assert_eq!(restored.counts.active, 2);
     assert_eq!(
         control.queue("dropped").await,
         Err(ControlError::NotFound("dropped".into()))
     );
     // Created again, it starts empty: the old messages were removed with it.
-    control.create_queue(queue("dropped")).await.unwrap();
+    control
+        .create_queue(queue("dropped"), BTreeMap::new())
+        .await
+        .unwrap();
     assert_eq!(control.queue("dropped").await.unwrap().counts.active, 0);
     drop(stop);
     broker.await.unwrap();
@@ -162,11 +181,16 @@ async fn a_forwarding_target_must_exist_and_cannot_be_deleted_while_used() {
     let mut forwarding = queue("forwarding");
     forwarding.delivery.forward_to = Some(EntityName::new("nowhere"));
     assert!(matches!(
-        control.create_queue(forwarding.clone()).await,
+        control
+            .create_queue(forwarding.clone(), BTreeMap::new())
+            .await,
         Err(ControlError::Invalid(_))
     ));
     forwarding.delivery.forward_to = Some(EntityName::new("queue.1"));
-    control.create_queue(forwarding).await.unwrap();
+    control
+        .create_queue(forwarding, BTreeMap::new())
+        .await
+        .unwrap();
     assert!(matches!(
         control.delete_queue("queue.1").await,
         Err(ControlError::Invalid(_))
