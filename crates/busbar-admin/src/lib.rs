@@ -1,11 +1,16 @@
 //! The Service Bus administration API: the ATOM/XML-over-HTTP management plane that every
 //! SDK's `ServiceBusAdministrationClient` (and the Go SDK's `admin.Client`) speaks.
 //!
-//! For now this crate holds the wire codec, [`atom`]: typed descriptions of queues, topics,
-//! subscriptions and rules, a parser for the request bodies every SDK sends, and writers for
-//! the entries, feeds and error bodies they read back. It does no IO and reads no clock; the
-//! HTTP server that uses it will talk to the broker through a narrow control trait that takes
-//! and returns these description types.
+//! - [`atom`]: the wire codec, pure: typed descriptions of queues, topics, subscriptions and
+//!   rules, a parser for the request bodies every SDK sends, and writers for the entries,
+//!   feeds and error bodies they read back.
+//! - [`control`]: [`NamespaceControl`](control::NamespaceControl), the one narrow interface to
+//!   the broker, which implements it.
+//! - [`validate`]: names and property values as Service Bus checks them, before the broker is
+//!   asked.
+//! - [`auth`]: finding the shared-access-signature tokens of a request and having them
+//!   verified.
+//! - [`http`]: the HTTP/1.1 server: routing, body limits, timeouts, graceful shutdown.
 //!
 //! The wire reference is `docs/admin-api.md` in the shared documents; section numbers (§6.2 …)
 //! in the comments refer to it.
@@ -13,3 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod atom;
+pub mod auth;
+pub mod control;
+pub mod http;
+pub mod validate;

@@ -1,7 +1,6 @@
 //! The `<Error><Code>…</Code><Detail>…</Detail></Error>` body of every failed request (§6.9).
 //! The SDKs show the detail to users, and JS and .NET branch on the `SubCode=NNNNN` in it.
 
-use super::error::AtomError;
 use super::timestamp::Timestamp;
 use super::xml_writer::XmlWriter;
 
@@ -39,8 +38,9 @@ impl ErrorBody {
         }
     }
 
-    /// 400 for a body or query this API refuses.
-    pub fn bad_request(error: &AtomError, context: &ErrorContext<'_>) -> ErrorBody {
+    /// 400 for a body, query or value this API refuses (an [`AtomError`](super::AtomError), or a value out of
+    /// range).
+    pub fn bad_request(error: &dyn std::fmt::Display, context: &ErrorContext<'_>) -> ErrorBody {
         ErrorBody::new(400, &format!("SubCode=40000. {error}."), context)
     }
 

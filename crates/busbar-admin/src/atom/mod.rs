@@ -78,6 +78,7 @@ pub use error::AtomError;
 pub use error_body::{ErrorBody, ErrorContext};
 pub use namespace_info::{MessagingSku, NamespaceInfo};
 pub use paging::PageRequest;
+pub(crate) use paging::percent_decode;
 pub use queue::{QueueDescription, QueueProperties};
 pub use request::{EntityDescription, parse_entry};
 pub use response::{

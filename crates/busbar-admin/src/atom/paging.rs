@@ -91,8 +91,9 @@ impl PageRequest {
     }
 }
 
-/// Decodes `%XX` escapes; anything malformed is kept as it is.
-fn percent_decode(text: &str) -> String {
+/// Decodes `%XX` escapes; anything malformed is kept as it is, and bytes that are not UTF-8
+/// become U+FFFD.
+pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut index = 0;

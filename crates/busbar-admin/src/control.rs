@@ -1,0 +1,229 @@
+//! The one interface between the administration API and the broker: [`NamespaceControl`].
+//!
+//! The HTTP layer parses, authorises and validates a request, then makes one or two calls on
+//! this trait and writes what they return. The broker implements it over its entity registry;
+//! the integration tests implement it in memory. Everything crossing it is a codec type
+//! ([`crate::atom`]): settable properties in, properties plus runtime properties out.
+//!
+//! The methods return `impl Future + Send` rather than boxed futures: a server serves exactly
+//! one control, so [`crate::http::AdminServer`] is generic over it and nothing is allocated per
+//! call, and an implementation can still write each method as a plain `async fn`.
+
+use std::future::Future;
+
+use crate::atom::{
+    NamespaceInfo, PageRequest, QueueProperties, QueueRuntimeProperties, RuleProperties,
+    SubscriptionProperties, SubscriptionRuntimeProperties, Timestamp, TopicProperties,
+    TopicRuntimeProperties,
+};
+
+/// Why the broker refused or could not carry out an operation. The HTTP layer maps each to the
+/// service's status and `<Error>` body (admin-api.md §8): 404, 409, 400 and 503.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ControlError {
+    /// The entity, or the topic or subscription it belongs to, does not exist.
+    #[error("the entity does not exist")]
+    NotFound,
+    /// A create named an entity that exists (queues and topics share one name space).
+    #[error("the entity already exists")]
+    AlreadyExists,
+    /// The broker refuses the request as it stands (a SQL filter that does not parse, a
+    /// quota reached); `detail` is shown to the user.
+    #[error("{detail}")]
+    Invalid {
+        /// What is wrong, in the request's terms.
+        detail: String,
+    },
+    /// The broker cannot serve the request now (starting, stopping, storage failed); clients
+    /// retry.
+    #[error("the broker is unavailable: {detail}")]
+    Unavailable {
+        /// Why.
+        detail: String,
+    },
+}
+
+/// The result of every [`NamespaceControl`] operation.
+pub type ControlResult<T> = Result<T, ControlError>;
+
+/// A queue as the broker holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueEntry {
+    /// The name as it was created (lookups ignore case).
+    pub name: String,
+    /// Its settable properties.
+    pub properties: QueueProperties,
+    /// Counts, size, and when it was created, updated and last used.
+    pub runtime: QueueRuntimeProperties,
+}
+
+/// A topic as the broker holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicEntry {
+    /// The name as it was created.
+    pub name: String,
+    /// Its settable properties.
+    pub properties: TopicProperties,
+    /// Size, subscription count, times.
+    pub runtime: TopicRuntimeProperties,
+}
+
+/// A subscription as the broker holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriptionEntry {
+    /// The name as it was created.
+    pub name: String,
+    /// Its settable properties.
+    pub properties: SubscriptionProperties,
+    /// Counts and times.
+    pub runtime: SubscriptionRuntimeProperties,
+}
+
+/// A rule as the broker holds it (its name is [`RuleProperties::name`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleEntry {
+    /// Name, filter and action.
+    pub properties: RuleProperties,
+    /// When it was created.
+    pub created_at: Timestamp,
+}
+
+/// One page of a listing: the entries [`PageRequest::window`] selects out of `total`, in the
+/// listing's stable order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    /// The entries of the page.
+    pub items: Vec<T>,
+    /// How many entries the whole listing has (which tells whether a next page exists).
+    pub total: usize,
+}
+
+/// The broker as the administration API sees it: one namespace of queues and topics, topics
+/// holding subscriptions, subscriptions holding rules.
+///
+/// Names reach it validated ([`crate::validate`]) and compare case-insensitively, as Service
+/// Bus names do; entries carry the spelling they were created with. Listings are in a stable
+/// order (the service's is alphabetical) so that paging by `$skip` neither repeats nor skips.
+/// An operation under a topic or subscription that does not exist fails with
+/// [`ControlError::NotFound`], as does an update or delete of a missing entity. Properties
+/// reach create and update already validated, and an update carries the whole new set (the
+/// HTTP layer merges what the request left out from the stored entity).
+pub trait NamespaceControl: Send + Sync + 'static {
+    /// The namespace's name, tier and times (`GET /$namespaceinfo`).
+    fn namespace(&self) -> impl Future<Output = ControlResult<NamespaceInfo>> + Send;
+
+    /// A page of the queues.
+    fn list_queues(
+        &self,
+        page: PageRequest,
+    ) -> impl Future<Output = ControlResult<Page<QueueEntry>>> + Send;
+    /// The queue `name`.
+    fn queue(&self, name: &str) -> impl Future<Output = ControlResult<QueueEntry>> + Send;
+    /// Creates the queue `name`; [`ControlError::AlreadyExists`] if a queue or topic has it.
+    fn create_queue(
+        &self,
+        name: &str,
+        properties: QueueProperties,
+    ) -> impl Future<Output = ControlResult<QueueEntry>> + Send;
+    /// Replaces the properties of the queue `name`.
+    fn update_queue(
+        &self,
+        name: &str,
+        properties: QueueProperties,
+    ) -> impl Future<Output = ControlResult<QueueEntry>> + Send;
+    /// Deletes the queue `name` and its messages.
+    fn delete_queue(&self, name: &str) -> impl Future<Output = ControlResult<()>> + Send;
+
+    /// A page of the topics.
+    fn list_topics(
+        &self,
+        page: PageRequest,
+    ) -> impl Future<Output = ControlResult<Page<TopicEntry>>> + Send;
+    /// The topic `name`.
+    fn topic(&self, name: &str) -> impl Future<Output = ControlResult<TopicEntry>> + Send;
+    /// Creates the topic `name`; [`ControlError::AlreadyExists`] if a queue or topic has it.
+    fn create_topic(
+        &self,
+        name: &str,
+        properties: TopicProperties,
+    ) -> impl Future<Output = ControlResult<TopicEntry>> + Send;
+    /// Replaces the properties of the topic `name`.
+    fn update_topic(
+        &self,
+        name: &str,
+        properties: TopicProperties,
+    ) -> impl Future<Output = ControlResult<TopicEntry>> + Send;
+    /// Deletes the topic `name` with its subscriptions and their rules.
+    fn delete_topic(&self, name: &str) -> impl Future<Output = ControlResult<()>> + Send;
+
+    /// A page of the subscriptions of `topic`.
+    fn list_subscriptions(
+        &self,
+        topic: &str,
+        page: PageRequest,
+    ) -> impl Future<Output = ControlResult<Page<SubscriptionEntry>>> + Send;
+    /// The subscription `name` of `topic`.
+    fn subscription(
+        &self,
+        topic: &str,
+        name: &str,
+    ) -> impl Future<Output = ControlResult<SubscriptionEntry>> + Send;
+    /// Creates the subscription `name` of `topic` holding `default_rule` as its only rule
+    /// (`$Default`, true filter, unless the request described another).
+    fn create_subscription(
+        &self,
+        topic: &str,
+        name: &str,
+        properties: SubscriptionProperties,
+        default_rule: RuleProperties,
+    ) -> impl Future<Output = ControlResult<SubscriptionEntry>> + Send;
+    /// Replaces the properties of the subscription `name` of `topic` (its rules stay).
+    fn update_subscription(
+        &self,
+        topic: &str,
+        name: &str,
+        properties: SubscriptionProperties,
+    ) -> impl Future<Output = ControlResult<SubscriptionEntry>> + Send;
+    /// Deletes the subscription `name` of `topic` with its rules and messages.
+    fn delete_subscription(
+        &self,
+        topic: &str,
+        name: &str,
+    ) -> impl Future<Output = ControlResult<()>> + Send;
+
+    /// A page of the rules of `subscription` of `topic`.
+    fn list_rules(
+        &self,
+        topic: &str,
+        subscription: &str,
+        page: PageRequest,
+    ) -> impl Future<Output = ControlResult<Page<RuleEntry>>> + Send;
+    /// The rule `name` of `subscription` of `topic`.
+    fn rule(
+        &self,
+        topic: &str,
+        subscription: &str,
+        name: &str,
+    ) -> impl Future<Output = ControlResult<RuleEntry>> + Send;
+    /// Adds `rule` (named by [`RuleProperties::name`]) to `subscription` of `topic`.
+    fn create_rule(
+        &self,
+        topic: &str,
+        subscription: &str,
+        rule: RuleProperties,
+    ) -> impl Future<Output = ControlResult<RuleEntry>> + Send;
+    /// Replaces the filter and action of the rule named by [`RuleProperties::name`].
+    fn update_rule(
+        &self,
+        topic: &str,
+        subscription: &str,
+        rule: RuleProperties,
+    ) -> impl Future<Output = ControlResult<RuleEntry>> + Send;
+    /// Deletes the rule `name` of `subscription` of `topic`.
+    fn delete_rule(
+        &self,
+        topic: &str,
+        subscription: &str,
+        name: &str,
+    ) -> impl Future<Output = ControlResult<()>> + Send;
+}

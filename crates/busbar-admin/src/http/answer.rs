@@ -1,0 +1,141 @@
+//! One request from its headers to its response: route, authorise, read the body under the
+//! cap and the deadline, dispatch, and answer. Every request gets an answer; a request whose
+//! body is too large or too late gets one that closes the connection.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::{Body as _, Incoming};
+use hyper::header::IF_MATCH;
+use hyper::{Request, Response, StatusCode};
+use tokio::time::{Instant, timeout_at};
+use tracing::debug;
+
+use super::config::{Scheme, ServerConfig};
+use super::handlers::{Exchange, Failure, dispatch};
+use super::request_url::RequestUrl;
+use super::response::{self, Body, closing, refusal};
+use super::route::{Operation, RouteError, Routed, route};
+use crate::atom::MAX_DOCUMENT_BYTES;
+use crate::control::NamespaceControl;
+
+/// Answers one request.
+pub(crate) async fn answer<C: NamespaceControl>(
+    control: &C,
+    config: &ServerConfig,
+    scheme: Scheme,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    let deadline = Instant::now() + config.request_timeout;
+    let now = config.clock.now();
+    let (parts, body) = request.into_parts();
+    let url = RequestUrl::new(scheme, &parts);
+    let routed = match route(&parts.method, url.path(), url.has_api_version()) {
+        Ok(Routed::Health) => return response::healthy(),
+        Ok(Routed::Api(operation)) => Ok(operation),
+        Err(error) => Err(error),
+    };
+    if let Err(reason) = config
+        .authorization
+        .check(&parts.headers, now.unix_millis())
+    {
+        debug!(method = %parts.method, path = url.path(), %reason, "unauthorized");
+        return response::unauthorized();
+    }
+    let operation = match routed {
+        Ok(operation) => operation,
+        Err(RouteError::NotFound) => {
+            let message = "SubCode=40400. No resource of the administration API is at this path.";
+            return refusal(StatusCode::NOT_FOUND, message, &url, now);
+        }
+        Err(RouteError::MethodNotAllowed { allow }) => {
+            return response::method_not_allowed(allow, &url, now);
+        }
+    };
+    let body = if matches!(operation, Operation::Put(_)) {
+        // The codec refuses more than MAX_DOCUMENT_BYTES anyway; past it, answer 413 here.
+        let limit = config.body_limit.min(MAX_DOCUMENT_BYTES);
+        match read_body(body, limit, deadline).await {
+            Ok(body) => body,
+            Err(error) => {
+                debug!(path = url.path(), ?error, "request body refused");
+                let message = error.message(limit, config.request_timeout);
+                return closing(refusal(error.status(), &message, &url, now));
+            }
+        }
+    } else {
+        Bytes::new()
+    };
+    let exchange = Exchange {
+        url: &url,
+        now,
+        if_match: parts.headers.contains_key(IF_MATCH),
+        body,
+    };
+    let result = timeout_at(deadline, dispatch(control, &exchange, operation))
+        .await
+        .unwrap_or_else(|_| {
+            Err(Failure::Unavailable(
+                "the broker did not answer in time".to_owned(),
+            ))
+        });
+    match result {
+        Ok(reply) => response::reply(reply),
+        Err(failure) => {
+            debug!(method = %parts.method, path = url.path(), ?failure, "request failed");
+            response::failure(&failure, &url, now)
+        }
+    }
+}
+
+/// Why a request body was not read whole.
+#[derive(Debug)]
+enum BodyError {
+    /// Over the cap: announced by `Content-Length` (then not read at all) or found reading.
+    TooLarge,
+    /// Still arriving at the request's deadline.
+    Late,
+    /// The connection broke or the chunked encoding was malformed.
+    Broken(String),
+}
+
+impl BodyError {
+    fn status(&self) -> StatusCode {
+        match self {
+            BodyError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::Late => StatusCode::REQUEST_TIMEOUT,
+            BodyError::Broken(_) => StatusCode::BAD_REQUEST,
+        }
+    }
+
+    fn message(&self, limit: usize, deadline: Duration) -> String {
+        match self {
+            BodyError::TooLarge => {
+                format!("SubCode=40000. The request body is larger than {limit} bytes.")
+            }
+            BodyError::Late => format!(
+                "SubCode=40000. The request did not arrive within {} s.",
+                deadline.as_secs_f64()
+            ),
+            BodyError::Broken(reason) => {
+                format!("SubCode=40000. The request body could not be read: {reason}.")
+            }
+        }
+    }
+}
+
+/// Reads a body of at most `limit` bytes by `deadline`, refusing one whose `Content-Length`
+/// is over the limit before reading a byte of it.
+async fn read_body(body: Incoming, limit: usize, deadline: Instant) -> Result<Bytes, BodyError> {
+    let limit_bytes = u64::try_from(limit).unwrap_or(u64::MAX);
+    if body.size_hint().lower() > limit_bytes {
+        return Err(BodyError::TooLarge);
+    }
+    match timeout_at(deadline, Limited::new(body, limit).collect()).await {
+        Err(_) => Err(BodyError::Late),
+        Ok(Err(error)) if error.is::<LengthLimitError>() => Err(BodyError::TooLarge),
+        Ok(Err(error)) => Err(BodyError::Broken(error.to_string())),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}

@@ -1,0 +1,21 @@
+//! The administration API over HTTP/1.1: every endpoint of admin-api.md §4 as each SDK spells
+//! it, answered from a [`NamespaceControl`](crate::control::NamespaceControl).
+//!
+//! A request is routed (`route`), authorised ([`crate::auth`]), its body read under a cap and
+//! a deadline (`answer`), validated ([`crate::validate`]), carried out (`handlers`) and
+//! answered with the service's documents (`response`). Slow clients are cut off: headers must arrive
+//! within the header-read timeout (which also bounds a kept-alive connection's idle time), and
+//! a request's body and the broker's answer within the request deadline. [`serve`] runs the
+//! accept loop; [`AdminServer::serve_connection`] serves any accepted byte stream, so TLS can
+//! be put in front of it.
+
+mod answer;
+mod config;
+mod handlers;
+mod request_url;
+mod response;
+mod route;
+mod server;
+
+pub use config::{Clock, Scheme, ServerConfig};
+pub use server::{AdminServer, serve};

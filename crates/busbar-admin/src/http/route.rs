@@ -1,0 +1,345 @@
+//! Which operation a request line asks for (admin-api.md §4, §9 item 2), as a pure function of
+//! the method, the path and whether the query has an `api-version`.
+//!
+//! The SDKs spell `$Resources`, `Queues`, `Subscriptions` and `Rules` in different cases, so
+//! those match case-insensitively; JS and Go list with a trailing `/`, so one is dropped; path
+//! segments are percent-decoded (`%24Default`). Queue and topic names may hold `/`, so the
+//! subscription and rule forms are recognised from the end of the path.
+
+use hyper::Method;
+
+use crate::atom::percent_decode;
+
+/// A recognised request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Routed {
+    /// `GET /health` without an `api-version`: the emulator's probe, answered without
+    /// authorisation or broker.
+    Health,
+    /// An operation of the administration API.
+    Api(Operation),
+}
+
+/// An operation of the administration API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Operation {
+    /// `GET /$namespaceinfo`.
+    NamespaceInfo,
+    /// `GET` of a list.
+    List(Listing),
+    /// `GET` of one entity.
+    Get(Target),
+    /// `PUT` of one entity: create, or update with `If-Match`.
+    Put(Target),
+    /// `DELETE` of one entity.
+    Delete(Target),
+}
+
+/// A list endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Listing {
+    /// `/$Resources/Queues`.
+    Queues,
+    /// `/$Resources/Topics`.
+    Topics,
+    /// `/{topic}/Subscriptions`.
+    Subscriptions {
+        /// The topic.
+        topic: String,
+    },
+    /// `/{topic}/Subscriptions/{subscription}/Rules`.
+    Rules {
+        /// The topic.
+        topic: String,
+        /// The subscription.
+        subscription: String,
+    },
+}
+
+/// One entity's path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// `/{name}`: a queue or a topic (only a `PUT` body says which).
+    Entity {
+        /// The name, segments joined with `/`.
+        name: String,
+    },
+    /// `/{topic}/Subscriptions/{name}`.
+    Subscription {
+        /// The topic.
+        topic: String,
+        /// The subscription.
+        name: String,
+    },
+    /// `/{topic}/Subscriptions/{subscription}/Rules/{name}`.
+    Rule {
+        /// The topic.
+        topic: String,
+        /// The subscription.
+        subscription: String,
+        /// The rule.
+        name: String,
+    },
+}
+
+/// Why no operation matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RouteError {
+    /// No resource at this path (404).
+    NotFound,
+    /// The resource exists but not with this method (405); `allow` lists the methods it takes.
+    MethodNotAllowed {
+        /// The `Allow` header's value.
+        allow: &'static str,
+    },
+}
+
+const READ_ONLY: &str = "GET";
+const READ_WRITE: &str = "GET, PUT, DELETE";
+
+/// Routes `method` on `path` (the raw, still percent-encoded path of the request line).
+pub(crate) fn route(
+    method: &Method,
+    path: &str,
+    has_api_version: bool,
+) -> Result<Routed, RouteError> {
+    let path = path.strip_prefix('/').unwrap_or(path);
+    let path = path.strip_suffix('/').unwrap_or(path);
+    if path.is_empty() {
+        return Err(RouteError::NotFound);
+    }
+    let segments: Vec<String> = path.split('/').map(percent_decode).collect();
+    let operation = match resource(&segments, method, has_api_version)? {
+        Resource::Health => return Ok(Routed::Health),
+        Resource::ReadOnly(operation) if method == Method::GET => operation,
+        Resource::ReadOnly(_) => return Err(RouteError::MethodNotAllowed { allow: READ_ONLY }),
+        Resource::Entity(target) => match *method {
+            Method::GET => Operation::Get(target),
+            Method::PUT => Operation::Put(target),
+            Method::DELETE => Operation::Delete(target),
+            _ => return Err(RouteError::MethodNotAllowed { allow: READ_WRITE }),
+        },
+    };
+    Ok(Routed::Api(operation))
+}
+
+/// What a path names, before the method is considered.
+enum Resource {
+    /// The health probe.
+    Health,
+    /// Something only `GET` reads.
+    ReadOnly(Operation),
+    /// An entity, which `GET`, `PUT` and `DELETE` act on.
+    Entity(Target),
+}
+
+fn resource(
+    segments: &[String],
+    method: &Method,
+    has_api_version: bool,
+) -> Result<Resource, RouteError> {
+    let is = |segment: &String, word: &str| segment.eq_ignore_ascii_case(word);
+    match segments {
+        // A queue may be called `health`: only the probe's bare GET is the health check.
+        [only] if only == "health" && method == Method::GET && !has_api_version => {
+            return Ok(Resource::Health);
+        }
+        [only] if is(only, "$namespaceinfo") => {
+            return Ok(Resource::ReadOnly(Operation::NamespaceInfo));
+        }
+        [resources, kind] if is(resources, "$Resources") => {
+            let listing = if is(kind, "Queues") {
+                Listing::Queues
+            } else if is(kind, "Topics") {
+                Listing::Topics
+            } else {
+                return Err(RouteError::NotFound);
+            };
+            return Ok(Resource::ReadOnly(Operation::List(listing)));
+        }
+        // Every other `$` path is reserved; no entity name starts with `$`.
+        [first, ..] if first.starts_with('$') => return Err(RouteError::NotFound),
+        _ => {}
+    }
+    let topic = |end: usize| segments[..end].join("/");
+    let n = segments.len();
+    let resource =
+        if n >= 5 && is(&segments[n - 4], "Subscriptions") && is(&segments[n - 2], "Rules") {
+            Resource::Entity(Target::Rule {
+                topic: topic(n - 4),
+                subscription: segments[n - 3].clone(),
+                name: segments[n - 1].clone(),
+            })
+        } else if n >= 4 && is(&segments[n - 3], "Subscriptions") && is(&segments[n - 1], "Rules") {
+            Resource::ReadOnly(Operation::List(Listing::Rules {
+                topic: topic(n - 3),
+                subscription: segments[n - 2].clone(),
+            }))
+        } else if n >= 3 && is(&segments[n - 2], "Subscriptions") {
+            Resource::Entity(Target::Subscription {
+                topic: topic(n - 2),
+                name: segments[n - 1].clone(),
+            })
+        } else if n >= 2 && is(&segments[n - 1], "Subscriptions") {
+            Resource::ReadOnly(Operation::List(Listing::Subscriptions {
+                topic: topic(n - 1),
+            }))
+        } else {
+            Resource::Entity(Target::Entity { name: topic(n) })
+        };
+    Ok(resource)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(path: &str) -> Result<Routed, RouteError> {
+        route(&Method::GET, path, true)
+    }
+
+    fn api(operation: Operation) -> Result<Routed, RouteError> {
+        Ok(Routed::Api(operation))
+    }
+
+    fn entity(name: &str) -> Target {
+        Target::Entity { name: name.into() }
+    }
+
+    fn subscription(topic: &str, name: &str) -> Target {
+        Target::Subscription {
+            topic: topic.into(),
+            name: name.into(),
+        }
+    }
+
+    fn rule(topic: &str, subscription: &str, name: &str) -> Target {
+        Target::Rule {
+            topic: topic.into(),
+            subscription: subscription.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn every_sdk_spelling_of_the_lists() {
+        for path in [
+            "/$Resources/Queues",
+            "/$Resources/queues",
+            "/%24resources/QUEUES/",
+        ] {
+            assert_eq!(get(path), api(Operation::List(Listing::Queues)), "{path}");
+        }
+        assert_eq!(
+            get("/$Resources/topics"),
+            api(Operation::List(Listing::Topics))
+        );
+        for path in [
+            "/t-full/Subscriptions",
+            "/t-full/subscriptions",
+            "/t-full/Subscriptions/",
+        ] {
+            assert_eq!(
+                get(path),
+                api(Operation::List(Listing::Subscriptions {
+                    topic: "t-full".into()
+                })),
+                "{path}"
+            );
+        }
+        for path in [
+            "/t/Subscriptions/s/Rules",
+            "/t/subscriptions/s/rules",
+            "/t/Subscriptions/s/Rules/",
+        ] {
+            assert_eq!(
+                get(path),
+                api(Operation::List(Listing::Rules {
+                    topic: "t".into(),
+                    subscription: "s".into()
+                })),
+                "{path}"
+            );
+        }
+        assert_eq!(get("/$namespaceinfo"), api(Operation::NamespaceInfo));
+        assert_eq!(get("/$NamespaceInfo/"), api(Operation::NamespaceInfo));
+    }
+
+    #[test]
+    fn entities_subscriptions_and_rules() {
+        assert_eq!(get("/q-full"), api(Operation::Get(entity("q-full"))));
+        assert_eq!(get("/orders/eu"), api(Operation::Get(entity("orders/eu"))));
+        assert_eq!(
+            route(&Method::PUT, "/t/subscriptions/s-full", true),
+            api(Operation::Put(subscription("t", "s-full")))
+        );
+        assert_eq!(
+            route(
+                &Method::DELETE,
+                "/a/b/Subscriptions/s/Rules/%24Default",
+                true
+            ),
+            api(Operation::Delete(rule("a/b", "s", "$Default")))
+        );
+        // A subscription may be called `Rules`.
+        assert_eq!(
+            get("/t/Subscriptions/Rules"),
+            api(Operation::Get(subscription("t", "Rules")))
+        );
+        // Percent-encoded characters are decoded; names are checked later.
+        assert_eq!(get("/a%20b"), api(Operation::Get(entity("a b"))));
+        assert_eq!(get("/a//b"), api(Operation::Get(entity("a//b"))));
+    }
+
+    #[test]
+    fn health_is_the_bare_probe_only() {
+        assert_eq!(route(&Method::GET, "/health", false), Ok(Routed::Health));
+        assert_eq!(get("/health"), api(Operation::Get(entity("health"))));
+        assert_eq!(
+            route(&Method::PUT, "/health", false),
+            api(Operation::Put(entity("health")))
+        );
+    }
+
+    #[test]
+    fn unknown_paths_are_not_found() {
+        for path in [
+            "/",
+            "",
+            "/$Resources",
+            "/$Resources/Subscriptions",
+            "/$Resources/Queues/q",
+            "/$cbs",
+            "/$namespaceinfo/x",
+        ] {
+            assert_eq!(get(path), Err(RouteError::NotFound), "{path}");
+        }
+        // Without a topic before it, `Subscriptions` is just a name.
+        assert_eq!(
+            get("/Subscriptions"),
+            api(Operation::Get(entity("Subscriptions")))
+        );
+    }
+
+    #[test]
+    fn wrong_methods_are_not_allowed() {
+        assert_eq!(
+            route(&Method::PUT, "/$Resources/Queues", true),
+            Err(RouteError::MethodNotAllowed { allow: "GET" })
+        );
+        assert_eq!(
+            route(&Method::DELETE, "/t/Subscriptions", true),
+            Err(RouteError::MethodNotAllowed { allow: "GET" })
+        );
+        assert_eq!(
+            route(&Method::POST, "/q", true),
+            Err(RouteError::MethodNotAllowed {
+                allow: "GET, PUT, DELETE"
+            })
+        );
+        assert_eq!(
+            route(&Method::HEAD, "/$namespaceinfo", true),
+            Err(RouteError::MethodNotAllowed { allow: "GET" })
+        );
+    }
+}
