@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 /// The default AMQP listen address (plain AMQP, as the emulator).
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:5672";
+/// The default administration API listen address (the emulator's admin port).
+pub(crate) const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:5300";
 /// The default data directory.
 pub(crate) const DEFAULT_DATA_DIR: &str = "./busbar-data";
 
@@ -23,6 +25,9 @@ Options:
   --data-dir <DIR>       Where messages are stored [default: ./busbar-data]
   --memory               Keep messages in memory only (nothing survives a restart)
   --listen <ADDR:PORT>   AMQP listen address [default: 127.0.0.1:5672]
+  --admin-listen <ADDR:PORT|none>
+                         Administration API (HTTP) listen address, or none to turn it off
+                         [default: 127.0.0.1:5300]
   -h, --help             Print this help
   -V, --version          Print the version
 
@@ -51,6 +56,8 @@ pub(crate) struct ServeOptions {
     pub(crate) storage: StorageChoice,
     /// `--listen`.
     pub(crate) listen: SocketAddr,
+    /// `--admin-listen`; `None` when turned off.
+    pub(crate) admin_listen: Option<SocketAddr>,
 }
 
 /// Where messages are kept.
@@ -85,6 +92,9 @@ pub(crate) enum CliError {
     /// `--listen` is not an address with a port.
     #[error("--listen {0:?} is not an ADDR:PORT such as 127.0.0.1:5672 or [::1]:5672")]
     InvalidListen(String),
+    /// `--admin-listen` is neither an address with a port nor `none`.
+    #[error("--admin-listen {0:?} is not an ADDR:PORT such as 127.0.0.1:5300, or none")]
+    InvalidAdminListen(String),
     /// `--memory` and `--data-dir` together.
     #[error("--memory and --data-dir cannot be combined: --memory keeps no data directory")]
     MemoryWithDataDir,
@@ -101,6 +111,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
     let mut data_dir: Option<PathBuf> = None;
     let mut memory = false;
     let mut listen: Option<SocketAddr> = None;
+    let mut admin_listen: Option<Option<SocketAddr>> = None;
     while let Some(arg) = args.next() {
         let text = arg
             .to_str()
@@ -132,6 +143,18 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
                 "--data-dir",
                 PathBuf::from(value("--data-dir", "<DIR>")?),
             )?,
+            "--admin-listen" => {
+                let text = value("--admin-listen", "<ADDR:PORT|none>")?;
+                let text = text.to_string_lossy();
+                let address = match &*text {
+                    "none" => None,
+                    other => Some(
+                        parse_listen(other)
+                            .map_err(|_| CliError::InvalidAdminListen(other.to_owned()))?,
+                    ),
+                };
+                set_once(&mut admin_listen, "--admin-listen", address)?;
+            }
             "--listen" => {
                 let text = value("--listen", "<ADDR:PORT>")?;
                 let address = parse_listen(&text.to_string_lossy())?;
@@ -156,10 +179,15 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
         Some(address) => address,
         None => parse_listen(DEFAULT_LISTEN)?,
     };
+    let admin_listen = match admin_listen {
+        Some(address) => address,
+        None => Some(parse_listen(DEFAULT_ADMIN_LISTEN)?),
+    };
     Ok(Command::Serve(ServeOptions {
         config,
         storage,
         listen,
+        admin_listen,
     }))
 }
 
@@ -195,6 +223,7 @@ mod tests {
             config: config.map(PathBuf::from),
             storage,
             listen: listen.parse().unwrap(),
+            admin_listen: Some(DEFAULT_ADMIN_LISTEN.parse().unwrap()),
         })
     }
 
@@ -207,6 +236,22 @@ mod tests {
         assert_eq!(
             parse_args(&[]),
             Ok(serve(None, default_dir(), "127.0.0.1:5672"))
+        );
+    }
+
+    #[test]
+    fn the_admin_listener_moves_or_is_turned_off() {
+        let Ok(Command::Serve(moved)) = parse_args(&["--admin-listen", "localhost:0"]) else {
+            panic!("not a serve command");
+        };
+        assert_eq!(moved.admin_listen, Some("127.0.0.1:0".parse().unwrap()));
+        let Ok(Command::Serve(off)) = parse_args(&["--admin-listen=none"]) else {
+            panic!("not a serve command");
+        };
+        assert_eq!(off.admin_listen, None);
+        assert_eq!(
+            parse_args(&["--admin-listen", "nowhere"]),
+            Err(CliError::InvalidAdminListen("nowhere".into()))
         );
     }
 

@@ -1,5 +1,6 @@
 //! The `busbar` binary: command line, configuration, logging, and the broker runtime.
 
+mod admin;
 mod cli;
 mod serve;
 mod summary;

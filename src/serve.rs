@@ -2,12 +2,17 @@
 //! the stable start-up lines, and SIGINT/SIGTERM handling.
 
 use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use busbar_admin::http::ServerConfig;
 
 use busbar_broker::config::Config;
 use busbar_broker::runtime::{self, RuntimeError};
 use busbar_store::{FileOptions, FileStorage, MemoryStorage, Storage, StoreError};
 use tokio::net::TcpListener;
 
+use crate::admin::{self, BrokerNamespace};
 use crate::cli::{ServeOptions, StorageChoice};
 use crate::summary::connection_string;
 
@@ -21,7 +26,7 @@ pub(crate) enum ServeError {
     #[error("cannot listen on {address}: {source}")]
     Bind {
         /// The address asked for.
-        address: std::net::SocketAddr,
+        address: SocketAddr,
         /// The operating system's error.
         source: std::io::Error,
     },
@@ -69,10 +74,63 @@ async fn run<S: Storage + 'static>(
     println!("listening on {bound}");
     println!("connection string: {}", connection_string(bound));
     let _ = std::io::stdout().flush();
+    let admin = match options.admin_listen {
+        Some(address) => Some(bind_admin(address).await?),
+        None => None,
+    };
     tracing::info!(%bound, "serving");
-    runtime::run(config, storage, listener, stop_signal(), |_| {}).await?;
+    let (admin_stop, admin_stopped) = tokio::sync::watch::channel(false);
+    let mut admin_task = None;
+    let namespace = config.namespace.name.clone();
+    let started = unix_millis_now();
+    let ready = |control| {
+        if let Some(listener) = admin {
+            let namespace = Arc::new(BrokerNamespace::new(control, namespace, started));
+            let shutdown = async move {
+                let mut stopped = admin_stopped;
+                let _ = stopped.wait_for(|stopped| *stopped).await;
+            };
+            let server_config = ServerConfig::new(admin::authorization());
+            admin_task = Some(tokio::spawn(busbar_admin::http::serve(
+                listener,
+                namespace,
+                server_config,
+                shutdown,
+            )));
+        }
+    };
+    let stop = async move {
+        stop_signal().await;
+        let _ = admin_stop.send(true);
+    };
+    runtime::run(config, storage, listener, stop, ready).await?;
+    if let Some(task) = admin_task {
+        let _ = task.await;
+    }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Binds the administration API's listener and prints its stable start-up line.
+async fn bind_admin(address: SocketAddr) -> Result<TcpListener, ServeError> {
+    let listener = TcpListener::bind(address)
+        .await
+        .map_err(|source| ServeError::Bind { address, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { address, source })?;
+    // Tests and scripts read the port from this line: keep its shape stable.
+    println!("admin listening on {bound}");
+    let _ = std::io::stdout().flush();
+    Ok(listener)
+}
+
+fn unix_millis_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        })
 }
 
 /// Resolves on SIGINT or SIGTERM (Ctrl-C only where there are no Unix signals).

@@ -146,6 +146,7 @@ mod tests {
             config: Some(PathBuf::from("Config.json")),
             storage: StorageChoice::Memory,
             listen: "127.0.0.1:0".parse().unwrap(),
+            admin_listen: None,
         };
         let text = describe(&Config::emulator_default(), &options);
         assert!(text.contains("configuration: Config.json\n"));
@@ -160,6 +161,7 @@ mod tests {
             config: None,
             storage: StorageChoice::Directory(PathBuf::from("./busbar-data")),
             listen: "127.0.0.1:5672".parse().unwrap(),
+            admin_listen: None,
         };
         let text = describe(&Config::emulator_default(), &options);
         let expected = "\

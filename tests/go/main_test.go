@@ -90,7 +90,7 @@ func startBrokerIn(dir, binary string) (*broker, error) {
 		return nil, err
 	}
 	cmd := exec.Command(binary, "--config", config, "--data-dir", filepath.Join(dir, "data"),
-		"--listen", "127.0.0.1:0")
+		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
 	cmd.Stderr = os.Stderr
 	if os.Getenv("RUST_LOG") == "" {
 		cmd.Env = append(os.Environ(), "RUST_LOG=warn")

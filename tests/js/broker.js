@@ -54,7 +54,8 @@ async function startBroker({ queues = {}, topics = {} } = {}) {
   fs.writeFileSync(configFile, JSON.stringify(emulatorConfig(queues, topics), null, 2));
   const child = spawn(
     binary,
-    ["--config", configFile, "--data-dir", path.join(directory, "data"), "--listen", "127.0.0.1:0"],
+    ["--config", configFile, "--data-dir", path.join(directory, "data"), "--listen", "127.0.0.1:0",
+     "--admin-listen", "127.0.0.1:0"],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const address = await listeningAddress(child);

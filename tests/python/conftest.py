@@ -219,6 +219,7 @@ def emulator_config(queues, topics=()):
 # string the binary prints; either names the port actually bound.
 _LISTENING = re.compile(r"listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
 _CONNECTION_STRING = re.compile(r"Endpoint=sb://[^;:/]+:(\d+)")
+_ADMIN_LISTENING = re.compile(r"admin listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
 
 
 class Broker:
@@ -243,7 +244,15 @@ class Broker:
         assert self.process is None, "the broker is already running"
         self.starts += 1
         listen = f"127.0.0.1:{port}"
-        arguments = [self.binary, "--data-dir", str(self.data_dir), "--listen", listen]
+        arguments = [
+            self.binary,
+            "--data-dir",
+            str(self.data_dir),
+            "--listen",
+            listen,
+            "--admin-listen",
+            "127.0.0.1:0",
+        ]
         if self.config is not None:
             config_path = self.workdir / "Config.json"
             config_path.write_text(json.dumps(emulator_config(self.config, TOPICS), indent=2))
@@ -263,8 +272,10 @@ class Broker:
             target=_pump_lines, args=(self.process.stdout, self._stdout_lines), daemon=True
         ).start()
         self.port = self._await_port()
+        self.admin_port = self._await_port(_ADMIN_LISTENING)
 
-    def _await_port(self):
+    def _await_port(self, admin_pattern=None):
+        """The port of the first `listening on` line (or of the admin line, with its pattern)."""
         deadline = time.monotonic() + START_TIMEOUT_SECS
         seen = []
         while time.monotonic() < deadline:
@@ -277,6 +288,13 @@ class Broker:
             if line is None:
                 break
             seen.append(line)
+            if admin_pattern is not None:
+                found = admin_pattern.search(line)
+                if found:
+                    return int(found.group(1))
+                continue
+            if _ADMIN_LISTENING.search(line):
+                continue
             for pattern in (_LISTENING, _CONNECTION_STRING):
                 found = pattern.search(line)
                 # Port 0 is the request (`--listen 127.0.0.1:0`), not the bound port.

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
 pub mod client;
+pub mod raw;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -36,15 +37,23 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// An emulator-format `Config.json` with these queues (lock 5 s, MaxDeliveryCount 3).
+/// The `Properties` every queue of [`write_config`] gets: lock 5 s, MaxDeliveryCount 3.
+const QUEUE_PROPERTIES: &str = r#"{ "LockDuration": "PT5S", "MaxDeliveryCount": 3 }"#;
+
+/// An emulator-format `Config.json` with these queues, each with [`QUEUE_PROPERTIES`].
 pub fn write_config(dir: &Path, queues: &[&str]) -> PathBuf {
+    let queues: Vec<(&str, &str)> = queues
+        .iter()
+        .map(|name| (*name, QUEUE_PROPERTIES))
+        .collect();
+    write_config_with(dir, &queues)
+}
+
+/// An emulator-format `Config.json` with these queues, each `(name, its Properties object)`.
+pub fn write_config_with(dir: &Path, queues: &[(&str, &str)]) -> PathBuf {
     let queues: Vec<String> = queues
         .iter()
-        .map(|name| {
-            format!(
-                r#"{{ "Name": "{name}", "Properties": {{ "LockDuration": "PT5S", "MaxDeliveryCount": 3 }} }}"#
-            )
-        })
+        .map(|(name, properties)| format!(r#"{{ "Name": "{name}", "Properties": {properties} }}"#))
         .collect();
     let text = format!(
         r#"{{ "UserConfig": {{ "Namespaces": [ {{ "Name": "sbemulatorns", "Queues": [ {} ], "Topics": [] }} ], "Logging": {{ "Type": "Console" }} }} }}"#,
@@ -63,6 +72,13 @@ impl Broker {
         Broker::spawn(Some(config), None)
     }
 
+    /// Starts a broker with in-memory storage serving these `(name, Properties)` queues.
+    pub fn in_memory_with(queues: &[(&str, &str)]) -> Broker {
+        let dir = scratch_dir("busbar-e2e");
+        let config = write_config_with(&dir, queues);
+        Broker::spawn(Some(config), None)
+    }
+
     /// Starts a broker with in-memory storage and the built-in default configuration (the
     /// emulator's `queue.1`, `topic.1` and `subscription.1`).
     pub fn default_in_memory() -> Broker {
@@ -76,7 +92,7 @@ impl Broker {
 
     fn spawn(config: Option<PathBuf>, data_dir: Option<PathBuf>) -> Broker {
         let mut command = Command::new(env!("CARGO_BIN_EXE_busbar"));
-        command.args(["--listen", "127.0.0.1:0"]);
+        command.args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]);
         if let Some(config) = &config {
             command.arg("--config").arg(config);
         }
@@ -124,6 +140,17 @@ impl Broker {
             "amqp://RootManageSharedAccessKey:{key}@127.0.0.1:{}",
             self.port
         )
+    }
+
+    /// The broker process's resident memory in KiB (`VmRSS` in `/proc/<pid>/status`, Linux).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().strip_suffix("kB"))
+            .and_then(|value| value.trim().parse().ok())
+            .expect("no VmRSS in /proc/<pid>/status")
     }
 
     /// SIGKILL: no chance to flush anything.

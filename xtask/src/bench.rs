@@ -312,10 +312,12 @@ fn run_busbar(
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let mut command = Command::new(binary);
-    command
-        .arg("--config")
-        .arg(&config)
-        .args(["--listen", "127.0.0.1:0"]);
+    command.arg("--config").arg(&config).args([
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "none",
+    ]);
     if storage == "memory" {
         command.arg("--memory");
     } else {

@@ -18,8 +18,9 @@ use super::dead_letter_forwarding::DeadLetterForwarding;
 use super::definitions::{self, QueueDefinition};
 use super::live_registry::LiveRegistry;
 use super::mailbox::{EntityCommand, post_entity};
-use super::registry::{self, EntityHandle, IdAssigner};
+use super::registry::{self, EntityHandle, IdAssigner, Resolved};
 use super::{ENTITY_INBOX, spawn_entity};
+use crate::address::EntityPath;
 use crate::config::{NamespaceConfig, QueueConfig, TopicConfig, check_namespace};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
@@ -128,6 +129,17 @@ impl Control {
         .ok_or_else(|| ControlError::NotFound(name.to_string()))?;
         let counts = state.counts(&name).await;
         Ok(describe(definition, counts))
+    }
+
+    /// Whether a topic is named `name`.
+    pub async fn topic_exists(&self, name: &str) -> Result<bool, ControlError> {
+        let state = self.state()?;
+        let name = EntityName::new(name);
+        Ok(state
+            .registry
+            .current()
+            .resolve(&EntityPath::QueueOrTopic(name))
+            .is_some_and(|resolved| matches!(resolved, Resolved::Topic(_))))
     }
 
     /// Creates a queue with the properties it `kept` for the management plane; answered once

@@ -150,9 +150,11 @@ impl BrokerConnection {
         let token = delivery.lock.map(|lock| lock.token);
         let sent = match self.links.get_mut(&link) {
             Some(LinkKind::Receiver(receiver)) => {
+                // Service Bus tags every delivery with a GUID, a lock token's or (received and
+                // deleted) a fresh one: clients such as the Rust azservicebus crate insist on one.
                 let tag = match &token {
                     Some(token) => lock_tag(token),
-                    None => Bytes::copy_from_slice(&delivery.sequence.value().to_be_bytes()),
+                    None => Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes()),
                 };
                 let outgoing = delivered_message(&delivery).map(|message| OutgoingDelivery {
                     tag,

@@ -51,7 +51,8 @@ final class Broker {
         }
         Path log = workDir.resolve("broker.log");
         ProcessBuilder builder = new ProcessBuilder(binary, "--config", config.toString(),
-            "--data-dir", workDir.resolve("data").toString(), "--listen", "127.0.0.1:0")
+            "--data-dir", workDir.resolve("data").toString(), "--listen", "127.0.0.1:0",
+            "--admin-listen", "127.0.0.1:0")
             .redirectError(log.toFile())
             .redirectInput(ProcessBuilder.Redirect.PIPE);
         builder.environment().putIfAbsent("RUST_LOG", "info");

@@ -1,0 +1,139 @@
+"""The administration API through the official Python `ServiceBusAdministrationClient` (7.15):
+queues created, read, listed, changed and deleted while the broker runs, their runtime counts,
+and what a restart keeps.
+
+The 7.15 admin client always speaks https; over the broker's plain-HTTP admin port it is used
+with the workaround of Microsoft's own emulator sample (its base URL set to http after
+construction). The SAS token it signs is checked against the namespace key.
+"""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
+from azure.servicebus import ServiceBusClient, ServiceBusMessage
+from azure.servicebus.exceptions import ServiceBusAuthenticationError
+from azure.servicebus.management import ServiceBusAdministrationClient
+
+from support import connection_string, peek_all, receive_exactly
+
+
+def admin_client(broker):
+    """The SDK's admin client on the broker's admin port, over plain HTTP."""
+    client = ServiceBusAdministrationClient.from_connection_string(
+        connection_string(broker.admin_port)
+    )
+    client._impl._client._base_url = f"http://localhost:{broker.admin_port}"
+    return client
+
+
+def test_a_queue_is_created_with_its_properties_and_used_over_amqp_at_once(broker, client):
+    with admin_client(broker) as admin:
+        created = admin.create_queue(
+            "made-by-api",
+            lock_duration=timedelta(seconds=30),
+            max_delivery_count=7,
+            default_message_time_to_live=timedelta(days=1),
+            dead_lettering_on_message_expiration=True,
+            requires_duplicate_detection=True,
+            duplicate_detection_history_time_window=timedelta(minutes=2),
+            max_size_in_megabytes=2048,
+            user_metadata="made by the admin test",
+        )
+        assert created.name == "made-by-api"
+        read = admin.get_queue("made-by-api")
+        assert read.lock_duration == timedelta(seconds=30)
+        assert read.max_delivery_count == 7
+        assert read.default_message_time_to_live == timedelta(days=1)
+        assert read.dead_lettering_on_message_expiration is True
+        assert read.requires_duplicate_detection is True
+        assert read.duplicate_detection_history_time_window == timedelta(minutes=2)
+        assert read.max_size_in_megabytes == 2048
+        assert read.user_metadata == "made by the admin test"
+        with pytest.raises(ResourceExistsError):
+            admin.create_queue("made-by-api")
+
+    with client.get_queue_sender("made-by-api") as sender:
+        sender.send_messages([ServiceBusMessage(f"m{i}") for i in range(3)])
+        sender.schedule_messages(
+            ServiceBusMessage("later"), datetime.now(timezone.utc) + timedelta(hours=1)
+        )
+    with client.get_queue_receiver("made-by-api") as receiver:
+        (first,) = receive_exactly(receiver, 1)
+        receiver.dead_letter_message(first, reason="test")
+
+    with admin_client(broker) as admin:
+        runtime = admin.get_queue_runtime_properties("made-by-api")
+        assert runtime.active_message_count == 2
+        assert runtime.dead_letter_message_count == 1
+        assert runtime.scheduled_message_count == 1
+        assert runtime.total_message_count == 4
+        assert runtime.size_in_bytes > 0
+        names = [queue.name for queue in admin.list_queues()]
+        assert "made-by-api" in names and "q-send-receive" in names
+
+
+def test_missing_queues_raise_resource_not_found(broker):
+    with admin_client(broker) as admin:
+        with pytest.raises(ResourceNotFoundError):
+            admin.get_queue("no-such-queue")
+        with pytest.raises(ResourceNotFoundError):
+            admin.delete_queue("no-such-queue")
+
+
+def test_an_update_of_the_lock_duration_takes_effect(broker, client):
+    with admin_client(broker) as admin:
+        admin.create_queue("lock-change", lock_duration=timedelta(seconds=10))
+        queue = admin.get_queue("lock-change")
+        queue.lock_duration = timedelta(minutes=2)
+        admin.update_queue(queue)
+        assert admin.get_queue("lock-change").lock_duration == timedelta(minutes=2)
+    with client.get_queue_sender("lock-change") as sender:
+        sender.send_messages(ServiceBusMessage("held"))
+    with client.get_queue_receiver("lock-change") as receiver:
+        (message,) = receive_exactly(receiver, 1)
+        held_for = message.locked_until_utc - datetime.now(timezone.utc)
+        assert held_for > timedelta(seconds=90), held_for
+
+
+def test_a_deleted_queue_refuses_sends_with_the_not_found_error(broker, client):
+    with admin_client(broker) as admin:
+        admin.create_queue("short-lived")
+    with client.get_queue_sender("short-lived") as sender:
+        sender.send_messages(ServiceBusMessage("gone with it"))
+    with admin_client(broker) as admin:
+        admin.delete_queue("short-lived")
+        assert "short-lived" not in [queue.name for queue in admin.list_queues()]
+    # As Service Bus: the $cbs put-token for a missing entity is refused with its not-found text.
+    with ServiceBusClient.from_connection_string(broker.connection_string, retry_total=0) as fresh:
+        with pytest.raises(ServiceBusAuthenticationError) as raised:
+            with fresh.get_queue_sender("short-lived") as sender:
+                sender.send_messages(ServiceBusMessage("refused"))
+    assert "could not be found" in str(raised.value.inner_exception)
+
+
+def test_a_restart_keeps_queues_made_through_the_api_with_their_messages(own_broker):
+    with admin_client(own_broker) as admin:
+        admin.create_queue("kept-by-restart", max_delivery_count=4)
+    with ServiceBusClient.from_connection_string(own_broker.connection_string) as client:
+        with client.get_queue_sender("kept-by-restart") as sender:
+            sender.send_messages(ServiceBusMessage("survivor"))
+    own_broker.stop()
+    own_broker.start()
+    with admin_client(own_broker) as admin:
+        assert admin.get_queue("kept-by-restart").max_delivery_count == 4
+        runtime = admin.get_queue_runtime_properties("kept-by-restart")
+        assert runtime.active_message_count == 1
+    with ServiceBusClient.from_connection_string(own_broker.connection_string) as client:
+        assert [str(m) for m in peek_all(client, "kept-by-restart")] == ["survivor"]
+
+
+def test_a_wrong_key_is_refused(broker):
+    wrong = ServiceBusAdministrationClient.from_connection_string(
+        connection_string(broker.admin_port, key="NOT_THE_KEY")
+    )
+    wrong._impl._client._base_url = f"http://localhost:{broker.admin_port}"
+    with wrong:
+        with pytest.raises(Exception) as raised:
+            wrong.get_queue("q-send-receive")
+    assert getattr(raised.value, "status_code", None) == 401
