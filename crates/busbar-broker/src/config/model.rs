@@ -48,7 +48,7 @@ pub struct QueueConfig {
 }
 
 /// A topic.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TopicConfig {
     /// The topic's name.
     pub name: EntityName,
@@ -64,7 +64,7 @@ pub struct TopicConfig {
 }
 
 /// A subscription of a topic.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubscriptionConfig {
     /// The subscription's name.
     pub name: EntityName,
@@ -106,7 +106,7 @@ pub struct DuplicateDetection {
 }
 
 /// A subscription rule.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleConfig {
     /// The rule's name.
     pub name: EntityName,
@@ -117,7 +117,7 @@ pub struct RuleConfig {
 }
 
 /// A rule's filter.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum RuleFilter {
     /// Matches on system and user properties by equality.
     Correlation(CorrelationFilter),
@@ -126,11 +126,11 @@ pub enum RuleFilter {
 }
 
 /// The text of a SQL filter or action, kept as written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SqlExpression(pub String);
 
 /// A correlation filter: all given fields must equal the message's.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CorrelationFilter {
     /// `ContentType`.
     pub content_type: Option<String>,
@@ -153,7 +153,7 @@ pub struct CorrelationFilter {
 }
 
 /// The value of a user property in a correlation filter.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum PropertyValue {
     /// A string.
     String(String),

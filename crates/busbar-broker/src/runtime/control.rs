@@ -1,44 +1,52 @@
-//! The broker's control interface, for the management plane: queues listed and described with
-//! their message counts, and created, changed and deleted while the broker runs. A change is
-//! answered once its definition is durable and takes effect at once: the registry is replaced,
-//! a new queue's task started, a changed queue's state machine reconfigured (its locks end, as
-//! in Service Bus), a deleted queue's messages removed and its receivers detached with
-//! `amqp:not-found`. Changes are serialised; reads never wait behind the store.
+//! The broker's control interface, for the management plane: queues, topics and subscriptions
+//! listed and described with their message counts, and created, changed and deleted while the
+//! broker runs (topics and subscriptions in `control/topics.rs`). A change is answered once its
+//! definition is durable and takes effect at once: the registry is replaced, a new entity's task
+//! started, a changed entity's state machine reconfigured (its locks end, as in Service Bus), a
+//! deleted entity's messages removed and its receivers detached with `amqp:not-found`. Changes
+//! are serialised; reads never wait behind the store.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use busbar_core::{Entity, MessageCounts};
-use busbar_store::{GroupCommitHandle, Record, StoreError};
+use busbar_core::{Entity, EntityConfig, MessageCounts};
+use busbar_store::{EntityId, GroupCommitHandle, Record, Recovered, StoreError};
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
 use super::clock::Clock;
 use super::dead_letter_forwarding::DeadLetterForwarding;
-use super::definitions::{self, QueueDefinition};
+use super::definitions::{self, Definition, Kind, Namespace};
+use super::entity_task::OwnedEntity;
 use super::live_registry::LiveRegistry;
 use super::mailbox::{EntityCommand, post_entity};
-use super::registry::{self, EntityHandle, IdAssigner, Resolved};
+use super::registry::{self, Delivery, EntityHandle, IdAssigner};
 use super::{ENTITY_INBOX, spawn_entity};
-use crate::address::EntityPath;
-use crate::config::{NamespaceConfig, QueueConfig, TopicConfig, check_namespace};
+use crate::config::{NamespaceConfig, QueueConfig, check_namespace};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
 
-/// A queue as the control interface describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueueState {
-    /// Its definition.
-    pub config: QueueConfig,
+mod topics;
+
+pub use topics::{SubscriptionState, TopicState};
+
+/// An entity as the control interface describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntityState<C> {
+    /// Its definition (a topic's lists its subscriptions).
+    pub config: C,
     /// Properties kept for the management plane without the broker acting on them.
     pub kept: BTreeMap<String, String>,
-    /// Its message counts now.
+    /// Its message counts now (a topic's: the scheduled messages it holds).
     pub counts: MessageCounts,
-    /// When it was created (Unix milliseconds; queues of `Config.json` date from start-up).
+    /// When it was created (Unix milliseconds; entities of `Config.json` date from start-up).
     pub created_at: i64,
     /// When its definition last changed (Unix milliseconds).
     pub updated_at: i64,
 }
+
+/// A queue as the control interface describes it.
+pub type QueueState = EntityState<QueueConfig>;
 
 /// Why a control operation was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,7 +58,7 @@ pub enum ControlError {
     #[error("the entity '{0}' already exists")]
     AlreadyExists(String),
     /// The definition is not acceptable (a missing forwarding target, a loop, a changed
-    /// `RequiresSession`, …).
+    /// `RequiresSession`, a rule that does not parse, …).
     #[error("{0}")]
     Invalid(String),
     /// The store failed or the broker is shutting down; nothing changed.
@@ -63,6 +71,12 @@ pub enum ControlError {
 #[derive(Clone)]
 pub struct Control {
     state: Weak<ControlState>,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control").finish_non_exhaustive()
+    }
 }
 
 /// What the control interface works with, owned by the running broker.
@@ -78,16 +92,8 @@ pub(crate) struct ControlState {
 
 /// The namespace's definitions as the control interface changes them.
 pub(crate) struct Definitions {
-    pub(crate) queues: BTreeMap<EntityName, QueueDefinition>,
-    /// The topics (not yet changeable at run time), for the cross-entity checks.
-    pub(crate) topics: Vec<TopicConfig>,
+    pub(crate) namespace: Namespace,
     pub(crate) ids: IdAssigner,
-}
-
-impl std::fmt::Debug for Control {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Control").finish_non_exhaustive()
-    }
 }
 
 impl Control {
@@ -106,13 +112,13 @@ impl Control {
     /// Every queue, in name order.
     pub async fn queues(&self) -> Result<Vec<QueueState>, ControlError> {
         let state = self.state()?;
-        let definitions: Vec<QueueDefinition> = {
+        let definitions: Vec<Definition<QueueConfig>> = {
             let changes = state.changes.lock().await;
-            changes.queues.values().cloned().collect()
+            changes.namespace.queues.values().cloned().collect()
         };
         let mut queues = Vec::with_capacity(definitions.len());
         for definition in definitions {
-            let counts = state.counts(&definition.config.name).await;
+            let counts = state.queue_counts(&definition.config.name).await;
             queues.push(describe(definition, counts));
         }
         Ok(queues)
@@ -124,22 +130,11 @@ impl Control {
         let name = EntityName::new(name);
         let definition = {
             let changes = state.changes.lock().await;
-            changes.queues.get(&name).cloned()
+            changes.namespace.queues.get(&name).cloned()
         }
         .ok_or_else(|| ControlError::NotFound(name.to_string()))?;
-        let counts = state.counts(&name).await;
+        let counts = state.queue_counts(&name).await;
         Ok(describe(definition, counts))
-    }
-
-    /// Whether a topic is named `name`.
-    pub async fn topic_exists(&self, name: &str) -> Result<bool, ControlError> {
-        let state = self.state()?;
-        let name = EntityName::new(name);
-        Ok(state
-            .registry
-            .current()
-            .resolve(&EntityPath::QueueOrTopic(name))
-            .is_some_and(|resolved| matches!(resolved, Resolved::Topic(_))))
     }
 
     /// Creates a queue with the properties it `kept` for the management plane; answered once
@@ -151,38 +146,29 @@ impl Control {
     ) -> Result<QueueState, ControlError> {
         let state = self.state()?;
         let mut changes = state.changes.lock().await;
-        let taken = state.registry.current().resolve_name(&config.name);
-        if taken {
+        if state.registry.current().resolve_name(&config.name) {
             return Err(ControlError::AlreadyExists(config.name.to_string()));
         }
-        changes.check_with(&config)?;
-        let now = state.clock.now().as_millis();
-        let definition = QueueDefinition {
-            config: config.clone(),
-            kept,
-            created_at: now,
-            updated_at: now,
-        };
-        let id = changes.ids.id_of(config.name.as_str());
+        let mut next = changes.namespace.config(&state.namespace);
+        next.queues.push(config.clone());
+        check(&next)?;
+        let definition = Definition::new(config.clone(), kept, state.clock.now().as_millis());
+        let path = config.name.to_string();
+        let id = changes.ids.id_of(&path);
         let mut records = changes.ids.take_new_records();
-        records.push(definitions::stored(&definition));
+        records.push(definitions::stored(Kind::Queue, &path, &definition));
         state.durable(records).await?;
-        let (spec, handle) = registry::new_queue(&config, id, ENTITY_INBOX);
-        let seed = uuid::Uuid::new_v4().as_u128();
-        let entity = Entity::new(spec.config.clone(), seed)
-            .map_err(|error| ControlError::Invalid(error.to_string()))?;
-        spawn_entity(
-            spec,
-            entity.into(),
-            state.clock,
-            &state.store,
-            &state.registry,
-            &state.tasks,
-        );
+        let handle = state.start_entity(
+            path,
+            id,
+            registry::queue_entity_config(&config),
+            Delivery::Receivers(&config.delivery),
+        )?;
         state
             .registry
             .change(|registry| registry.add_queue(&config, handle));
         changes
+            .namespace
             .queues
             .insert(config.name.clone(), definition.clone());
         Ok(describe(definition, MessageCounts::default()))
@@ -198,6 +184,7 @@ impl Control {
         let state = self.state()?;
         let mut changes = state.changes.lock().await;
         let current = changes
+            .namespace
             .queues
             .get(&config.name)
             .cloned()
@@ -207,45 +194,36 @@ impl Control {
                 "RequiresSession cannot be changed on an existing queue".into(),
             ));
         }
-        changes.check_with(&config)?;
-        let definition = QueueDefinition {
+        let mut next = changes.namespace.config(&state.namespace);
+        next.queues.retain(|queue| queue.name != config.name);
+        next.queues.push(config.clone());
+        check(&next)?;
+        let definition = Definition {
             config: config.clone(),
             kept,
             created_at: current.created_at,
             updated_at: state.clock.now().as_millis(),
         };
+        let path = config.name.to_string();
         state
-            .durable(vec![definitions::stored(&definition)])
+            .durable(vec![definitions::stored(Kind::Queue, &path, &definition)])
             .await?;
-        let handle = state.handle(&config.name)?;
-        let forwarding = config
-            .delivery
-            .forward_dead_lettered_messages_to
-            .clone()
-            .map(|destination| {
-                DeadLetterForwarding::new(
-                    destination,
-                    Arc::downgrade(&state.registry),
-                    handle.inbox.downgrade(),
-                )
-            });
-        let (done, applied) = oneshot::channel();
-        post_entity(
-            &handle.inbox,
-            EntityCommand::Reconfigure {
-                config: registry::queue_entity_config(&config),
-                forwarding,
-                done,
-            },
-        );
-        answered(applied.await)?;
+        let handle = state.queue_handle(&config.name)?;
+        state
+            .reconfigure(
+                &handle,
+                registry::queue_entity_config(&config),
+                &config.delivery.forward_dead_lettered_messages_to,
+            )
+            .await?;
         state
             .registry
             .change(|registry| registry.set_queue_forward(&config));
         changes
+            .namespace
             .queues
             .insert(config.name.clone(), definition.clone());
-        let counts = state.counts(&config.name).await;
+        let counts = state.queue_counts(&config.name).await;
         Ok(describe(definition, counts))
     }
 
@@ -254,35 +232,23 @@ impl Control {
         let state = self.state()?;
         let mut changes = state.changes.lock().await;
         let name = EntityName::new(name);
-        if !changes.queues.contains_key(&name) {
+        if !changes.namespace.queues.contains_key(&name) {
             return Err(ControlError::NotFound(name.to_string()));
         }
-        let remaining = NamespaceConfig {
-            queues: changes
-                .queues
-                .values()
-                .filter(|definition| definition.config.name != name)
-                .map(|definition| definition.config.clone())
-                .collect(),
-            topics: changes.topics.clone(),
-            name: state.namespace.clone(),
-        };
-        check_namespace(&remaining).map_err(|problem| {
+        let mut remaining = changes.namespace.config(&state.namespace);
+        remaining.queues.retain(|queue| queue.name != name);
+        check(&remaining).map_err(|problem| {
             ControlError::Invalid(format!("'{name}' cannot be deleted: {problem}"))
         })?;
-        state.durable(vec![definitions::forgotten(&name)]).await?;
+        state
+            .durable(vec![definitions::forgotten(Kind::Queue, name.as_str())])
+            .await?;
         let handle = state
             .registry
             .change(|registry| registry.remove_queue(&name))
             .ok_or_else(|| ControlError::NotFound(name.to_string()))?;
-        changes.queues.remove(&name);
-        let (done, removed) = oneshot::channel();
-        let error = BrokerError::EntityNotFound {
-            namespace: state.namespace.clone(),
-            entity: name.to_string(),
-        };
-        post_entity(&handle.inbox, EntityCommand::Delete { error, done });
-        answered(removed.await)
+        changes.namespace.queues.remove(&name);
+        state.delete_entity(&handle).await
     }
 }
 
@@ -303,7 +269,7 @@ impl ControlState {
         }
     }
 
-    fn handle(&self, name: &EntityName) -> Result<EntityHandle, ControlError> {
+    fn queue_handle(&self, name: &EntityName) -> Result<EntityHandle, ControlError> {
         self.registry
             .current()
             .queue(name)
@@ -311,38 +277,96 @@ impl ControlState {
             .ok_or_else(|| ControlError::NotFound(name.to_string()))
     }
 
-    /// The queue's counts, asked of its task (zero if it is gone meanwhile).
-    async fn counts(&self, name: &EntityName) -> MessageCounts {
-        let Ok(handle) = self.handle(name) else {
-            return MessageCounts::default();
+    /// The queue's counts (zero if it is gone meanwhile).
+    async fn queue_counts(&self, name: &EntityName) -> MessageCounts {
+        match self.queue_handle(name) {
+            Ok(handle) => counts(&handle).await,
+            Err(_) => MessageCounts::default(),
+        }
+    }
+
+    /// Starts the task of a new, empty entity; returns the handle that reaches it.
+    fn start_entity(
+        &self,
+        path: String,
+        id: EntityId,
+        config: EntityConfig,
+        delivery: Delivery<'_>,
+    ) -> Result<EntityHandle, ControlError> {
+        let (spec, handle) = registry::new_entity(path, id, config, delivery, ENTITY_INBOX);
+        let seed = uuid::Uuid::new_v4().as_u128();
+        let entity = Entity::new(spec.config.clone(), seed)
+            .map_err(|error| ControlError::Invalid(error.to_string()))?;
+        let entity = if spec.requires_session {
+            OwnedEntity::with_sessions(entity, spec.id, &Recovered::default())
+                .map_err(|error| ControlError::Invalid(error.to_string()))?
+        } else {
+            entity.into()
         };
-        let (reply, counts) = oneshot::channel();
-        post_entity(&handle.inbox, EntityCommand::Counts(reply));
-        counts.await.unwrap_or_default()
+        spawn_entity(
+            spec,
+            entity,
+            self.clock,
+            &self.store,
+            &self.registry,
+            &self.tasks,
+        );
+        Ok(handle)
+    }
+
+    /// Applies an entity's changed definition to its state machine (its locks end).
+    async fn reconfigure(
+        &self,
+        handle: &EntityHandle,
+        config: EntityConfig,
+        forward_dead_letters_to: &Option<EntityName>,
+    ) -> Result<(), ControlError> {
+        let forwarding = forward_dead_letters_to.clone().map(|destination| {
+            DeadLetterForwarding::new(
+                destination,
+                Arc::downgrade(&self.registry),
+                handle.inbox.downgrade(),
+            )
+        });
+        let (done, applied) = oneshot::channel();
+        post_entity(
+            &handle.inbox,
+            EntityCommand::Reconfigure {
+                config,
+                forwarding,
+                done,
+            },
+        );
+        answered(applied.await)
+    }
+
+    /// Removes a deleted entity's messages (answered once durable) and detaches its receivers.
+    async fn delete_entity(&self, handle: &EntityHandle) -> Result<(), ControlError> {
+        let (done, removed) = oneshot::channel();
+        let error = BrokerError::EntityNotFound {
+            namespace: self.namespace.clone(),
+            entity: handle.path.clone(),
+        };
+        post_entity(&handle.inbox, EntityCommand::Delete { error, done });
+        answered(removed.await)
     }
 }
 
-impl Definitions {
-    /// The cross-entity checks on the namespace as it would be with `queue` in it.
-    fn check_with(&self, queue: &QueueConfig) -> Result<(), ControlError> {
-        let mut queues: Vec<QueueConfig> = self
-            .queues
-            .values()
-            .filter(|definition| definition.config.name != queue.name)
-            .map(|definition| definition.config.clone())
-            .collect();
-        queues.push(queue.clone());
-        let namespace = NamespaceConfig {
-            name: String::new(),
-            queues,
-            topics: self.topics.clone(),
-        };
-        check_namespace(&namespace).map_err(ControlError::Invalid)
-    }
+/// An entity's counts, asked of its task (zero if it has stopped).
+async fn counts(handle: &EntityHandle) -> MessageCounts {
+    let (reply, counts) = oneshot::channel();
+    post_entity(&handle.inbox, EntityCommand::Counts(reply));
+    counts.await.unwrap_or_default()
 }
 
-fn describe(definition: QueueDefinition, counts: MessageCounts) -> QueueState {
-    QueueState {
+/// The cross-entity checks (unique names, forwarding targets, loops) on the namespace a change
+/// would make.
+fn check(namespace: &NamespaceConfig) -> Result<(), ControlError> {
+    check_namespace(namespace).map_err(ControlError::Invalid)
+}
+
+fn describe<C>(definition: Definition<C>, counts: MessageCounts) -> EntityState<C> {
+    EntityState {
         config: definition.config,
         kept: definition.kept,
         counts,

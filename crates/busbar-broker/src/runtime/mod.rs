@@ -37,7 +37,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 pub use clock::Clock;
-pub use control::{Control, ControlError, QueueState};
+pub use control::{Control, ControlError, EntityState, QueueState, SubscriptionState, TopicState};
 
 use crate::auth::SasKeys;
 use crate::config::Config;
@@ -132,8 +132,8 @@ where
 {
     let clock = Clock::anchored_now();
     let recovered = storage.recover()?;
-    let (namespace, queue_definitions) =
-        definitions::merged(&config.namespace, &recovered, clock.now().as_millis());
+    let definitions = definitions::merged(&config.namespace, &recovered, clock.now().as_millis());
+    let namespace = definitions.config(&config.namespace.name);
     let (registry, specs, mut ids) = registry::build(&namespace, &recovered, ENTITY_INBOX)
         .map_err(|error| RuntimeError::Rules {
             subscription: error.subscription,
@@ -196,8 +196,7 @@ where
         namespace: config.namespace.name.clone(),
         tasks: Arc::clone(&tasks),
         changes: tokio::sync::Mutex::new(Definitions {
-            queues: queue_definitions,
-            topics: namespace.topics.clone(),
+            namespace: definitions,
             ids,
         }),
     });

@@ -19,7 +19,10 @@ use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
 use super::topic_schedule;
 use crate::address::EntityPath;
-use crate::config::{DeliverySettings, DuplicateDetection, NamespaceConfig, QueueConfig};
+use crate::config::{
+    DeliverySettings, DuplicateDetection, NamespaceConfig, QueueConfig, SubscriptionConfig,
+    TopicConfig,
+};
 use crate::names::EntityName;
 
 /// The store entity under which the name → id map is kept (never a real entity).
@@ -217,6 +220,105 @@ impl Registry {
         self.queues.remove(name)
     }
 
+    /// Adds a topic (without subscriptions) whose scheduled messages `scheduled` holds.
+    pub(crate) fn add_topic(&mut self, topic: &TopicConfig, scheduled: EntityHandle) {
+        let route = TopicRoute {
+            path: topic.name.to_string(),
+            scheduled,
+            subscriptions: Vec::new(),
+        };
+        self.topics.insert(topic.name.clone(), route);
+    }
+
+    /// Removes a deleted topic with its subscriptions; returns its route.
+    pub(crate) fn remove_topic(&mut self, name: &EntityName) -> Option<TopicRoute> {
+        self.subscriptions.retain(|(topic, _), _| topic != name);
+        self.topics.remove(name)
+    }
+
+    /// The topic named `name`.
+    pub(crate) fn topic(&self, name: &EntityName) -> Option<&TopicRoute> {
+        self.topics.get(name)
+    }
+
+    /// Adds the subscription `name` to `topic` (which exists).
+    pub(crate) fn add_subscription(
+        &mut self,
+        topic: &EntityName,
+        name: &EntityName,
+        route: SubscriptionRoute,
+    ) {
+        let Some(routes) = self.topics.get_mut(topic) else {
+            return;
+        };
+        self.subscriptions
+            .insert((topic.clone(), name.clone()), route.entity.clone());
+        routes.subscriptions.push(route);
+    }
+
+    /// Routes to a subscription as its changed definition says (its rules stay).
+    pub(crate) fn change_subscription(
+        &mut self,
+        topic: &EntityName,
+        subscription: &SubscriptionConfig,
+    ) {
+        let Some(route) = self.subscription_route_mut(topic, &subscription.name) else {
+            return;
+        };
+        route.forward_to = subscription.delivery.forward_to.clone();
+        route.forward_dead_letters_to = subscription
+            .delivery
+            .forward_dead_lettered_messages_to
+            .clone();
+        route.dead_letter_on_filter_error =
+            subscription.dead_lettering_on_filter_evaluation_exceptions;
+    }
+
+    /// Removes a deleted subscription; returns its route.
+    pub(crate) fn remove_subscription(
+        &mut self,
+        topic: &EntityName,
+        name: &EntityName,
+    ) -> Option<SubscriptionRoute> {
+        let handle = self.subscriptions.remove(&(topic.clone(), name.clone()))?;
+        let routes = &mut self.topics.get_mut(topic)?.subscriptions;
+        let index = routes
+            .iter()
+            .position(|route| route.entity.path == handle.path)?;
+        Some(routes.remove(index))
+    }
+
+    /// The route to the subscription `name` of `topic`.
+    pub(crate) fn subscription_route_of(
+        &self,
+        topic: &EntityName,
+        name: &EntityName,
+    ) -> Option<&SubscriptionRoute> {
+        let handle = self.subscriptions.get(&(topic.clone(), name.clone()))?;
+        self.topics
+            .get(topic)?
+            .subscriptions
+            .iter()
+            .find(|route| route.entity.path == handle.path)
+    }
+
+    fn subscription_route_mut(
+        &mut self,
+        topic: &EntityName,
+        name: &EntityName,
+    ) -> Option<&mut SubscriptionRoute> {
+        let path = self
+            .subscriptions
+            .get(&(topic.clone(), name.clone()))?
+            .path
+            .clone();
+        self.topics
+            .get_mut(topic)?
+            .subscriptions
+            .iter_mut()
+            .find(|route| route.entity.path == path)
+    }
+
     /// Whether a queue or topic is named `name`.
     pub(crate) fn resolve_name(&self, name: &EntityName) -> bool {
         self.queues.contains_key(name) || self.topics.contains_key(name)
@@ -335,31 +437,9 @@ pub(crate) fn build(
     let mut registry = Registry::default();
     let mut specs = Vec::new();
     let mut open = |path: String, config: EntityConfig, delivery: Delivery<'_>| {
-        let (sender, inbox) = mpsc::channel(inbox_capacity);
         let id = ids.id_of(&path);
-        let (requires_session, forward_dead_letters_to, releases_to_topic) = match delivery {
-            Delivery::Receivers(settings) => (
-                settings.requires_session,
-                settings.forward_dead_lettered_messages_to.clone(),
-                None,
-            ),
-            Delivery::ToSubscriptionsOf(topic) => (false, None, Some(topic.clone())),
-        };
-        specs.push(EntitySpec {
-            path: path.clone(),
-            id,
-            config,
-            requires_session,
-            inbox,
-            own_inbox: sender.downgrade(),
-            forward_dead_letters_to,
-            releases_to_topic,
-        });
-        let handle = EntityHandle {
-            path,
-            inbox: sender,
-            requires_session,
-        };
+        let (spec, handle) = new_entity(path, id, config, delivery, inbox_capacity);
+        specs.push(spec);
         (handle, id)
     };
     for queue in &namespace.queues {
@@ -376,26 +456,14 @@ pub(crate) fn build(
             topic_schedule::entity_config(topic),
             Delivery::ToSubscriptionsOf(&topic.name),
         );
-        let mut route = TopicRoute {
-            path: topic.name.to_string(),
-            scheduled,
-            subscriptions: Vec::new(),
-        };
+        registry.add_topic(topic, scheduled);
         for subscription in &topic.subscriptions {
-            let path = format!("{}/Subscriptions/{}", topic.name, subscription.name);
+            let path = subscription_path(topic, subscription);
             let configured = compile(&subscription.rules).map_err(|source| RulesError {
                 subscription: path.clone(),
                 source,
             })?;
-            // A topic's duplicate detection applied at each subscription drops exactly the
-            // copies a topic-level check would have dropped. Its size quota bounds each
-            // subscription on its own (Service Bus counts a message once across them; see
-            // ARCHITECTURE.md, "Entity size quota").
-            let config = entity_config(
-                &subscription.delivery,
-                Some(topic.duplicate_detection),
-                topic.max_size_in_megabytes,
-            );
+            let config = subscription_entity_config(topic, subscription);
             let (handle, id) = open(path, config, Delivery::Receivers(&subscription.delivery));
             // Rules changed through add-rule / remove-rule replace the configured ones.
             let rules = match rule_changes::persisted(recovered, id) {
@@ -406,31 +474,16 @@ pub(crate) fn build(
                     configured
                 }
             };
-            registry.subscriptions.insert(
-                (topic.name.clone(), subscription.name.clone()),
-                handle.clone(),
-            );
-            route.subscriptions.push(SubscriptionRoute {
-                rules: Arc::new(LiveRules::new(rules)),
-                id,
-                entity: handle,
-                forward_to: subscription.delivery.forward_to.clone(),
-                forward_dead_letters_to: subscription
-                    .delivery
-                    .forward_dead_lettered_messages_to
-                    .clone(),
-                dead_letter_on_filter_error: subscription
-                    .dead_lettering_on_filter_evaluation_exceptions,
-            });
+            let route = subscription_route(subscription, rules, id, handle);
+            registry.add_subscription(&topic.name, &subscription.name, route);
         }
-        registry.topics.insert(topic.name.clone(), route);
     }
     Ok((registry, specs, ids))
 }
 
 /// Who takes an entity's messages.
 #[derive(Clone, Copy)]
-enum Delivery<'a> {
+pub(crate) enum Delivery<'a> {
     /// Receivers of a queue or subscription, with these settings.
     Receivers(&'a DeliverySettings),
     /// The subscriptions of this topic, when a scheduled message comes due.
@@ -446,30 +499,79 @@ pub(crate) fn queue_entity_config(queue: &QueueConfig) -> EntityConfig {
     )
 }
 
-/// The task of a queue created while the broker runs, and the handle that reaches it.
-pub(crate) fn new_queue(
-    queue: &QueueConfig,
+/// An entity's task to start and the handle that reaches it.
+pub(crate) fn new_entity(
+    path: String,
     id: EntityId,
+    config: EntityConfig,
+    delivery: Delivery<'_>,
     inbox_capacity: usize,
 ) -> (EntitySpec, EntityHandle) {
     let (sender, inbox) = mpsc::channel(inbox_capacity);
-    let path = queue.name.to_string();
+    let (requires_session, forward_dead_letters_to, releases_to_topic) = match delivery {
+        Delivery::Receivers(settings) => (
+            settings.requires_session,
+            settings.forward_dead_lettered_messages_to.clone(),
+            None,
+        ),
+        Delivery::ToSubscriptionsOf(topic) => (false, None, Some(topic.clone())),
+    };
     let spec = EntitySpec {
         path: path.clone(),
         id,
-        config: queue_entity_config(queue),
-        requires_session: queue.delivery.requires_session,
+        config,
+        requires_session,
         inbox,
         own_inbox: sender.downgrade(),
-        forward_dead_letters_to: queue.delivery.forward_dead_lettered_messages_to.clone(),
-        releases_to_topic: None,
+        forward_dead_letters_to,
+        releases_to_topic,
     };
     let handle = EntityHandle {
         path,
         inbox: sender,
-        requires_session: queue.delivery.requires_session,
+        requires_session,
     };
     (spec, handle)
+}
+
+/// A subscription's entity path (`topic/Subscriptions/name`), as configured.
+pub(crate) fn subscription_path(topic: &TopicConfig, subscription: &SubscriptionConfig) -> String {
+    format!("{}/Subscriptions/{}", topic.name, subscription.name)
+}
+
+/// The core configuration of a subscription of `topic`. A topic's duplicate detection applied
+/// at each subscription drops exactly the copies a topic-level check would have dropped. Its
+/// size quota bounds each subscription on its own (Service Bus counts a message once across
+/// them; see ARCHITECTURE.md, "Entity size quota").
+pub(crate) fn subscription_entity_config(
+    topic: &TopicConfig,
+    subscription: &SubscriptionConfig,
+) -> EntityConfig {
+    entity_config(
+        &subscription.delivery,
+        Some(topic.duplicate_detection),
+        topic.max_size_in_megabytes,
+    )
+}
+
+/// How a topic routes to `subscription`, which takes what `rules` select.
+pub(crate) fn subscription_route(
+    subscription: &SubscriptionConfig,
+    rules: RuleSet,
+    id: EntityId,
+    entity: EntityHandle,
+) -> SubscriptionRoute {
+    SubscriptionRoute {
+        rules: Arc::new(LiveRules::new(rules)),
+        id,
+        entity,
+        forward_to: subscription.delivery.forward_to.clone(),
+        forward_dead_letters_to: subscription
+            .delivery
+            .forward_dead_lettered_messages_to
+            .clone(),
+        dead_letter_on_filter_error: subscription.dead_lettering_on_filter_evaluation_exceptions,
+    }
 }
 
 /// The core configuration of a queue or subscription.

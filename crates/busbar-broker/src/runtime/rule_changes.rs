@@ -33,6 +33,8 @@ pub(crate) enum RuleChange {
     Add(Box<Rule>),
     /// Remove the rule of this name.
     Remove(String),
+    /// Replace the rule of the same name (which must exist).
+    Replace(Box<Rule>),
 }
 
 impl RuleChange {
@@ -42,6 +44,9 @@ impl RuleChange {
         match self {
             RuleChange::Add(rule) => changed.add(Rule::clone(rule)),
             RuleChange::Remove(name) => changed.remove(name).map(drop),
+            RuleChange::Replace(rule) => changed
+                .remove(rule.name())
+                .and_then(|_| changed.add(Rule::clone(rule))),
         }
         .map_err(rules_error)?;
         Ok(changed)
@@ -171,6 +176,16 @@ pub(crate) fn record(entity: EntityId, rules: &RuleSet) -> Record {
         entity,
         key: Bytes::from_static(RULES_KEY),
         value: Some(bytes.freeze()),
+    }
+}
+
+/// The record forgetting the changed rules of subscription `entity` (deleted: a subscription
+/// created again under its name starts from the rules it is created with).
+pub(crate) fn forgotten(entity: EntityId) -> Record {
+    Record::Meta {
+        entity,
+        key: Bytes::from_static(RULES_KEY),
+        value: None,
     }
 }
 

@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use super::*;
-use crate::config::Config;
+use crate::config::{Config, SubscriptionConfig, TopicConfig};
 use crate::runtime::management::{Operation, OperationResult};
 
 /// A broker on `storage` and its control interface; dropping `stop` shuts it down, and the
@@ -48,7 +48,7 @@ fn queue(name: &str) -> QueueConfig {
 /// Sends `count` messages straight to the queue's task, as a sender link would.
 async fn send(control: &Control, name: &str, count: usize) {
     let state = control.state().unwrap();
-    let handle = state.handle(&EntityName::new(name)).unwrap();
+    let handle = state.queue_handle(&EntityName::new(name)).unwrap();
     let messages = (0..count)
         .map(|_| NewMessage {
             payload: Bytes::from_static(b"\x00\x53\x75\xa0\x01x"),
@@ -201,4 +201,181 @@ async fn a_forwarding_target_must_exist_and_cannot_be_deleted_while_used() {
         control.queues().await,
         Err(ControlError::Unavailable(_))
     ));
+}
+
+fn topic(name: &str) -> TopicConfig {
+    let mut topic = Config::emulator_default().namespace.topics[0].clone();
+    topic.name = EntityName::new(name);
+    topic.subscriptions.clear();
+    topic
+}
+
+fn subscription(name: &str) -> SubscriptionConfig {
+    let mut subscription = Config::emulator_default().namespace.topics[0].subscriptions[0].clone();
+    subscription.name = EntityName::new(name);
+    subscription
+}
+
+/// Sends one message to `topic`, as a sender link would (routed by the subscriptions' rules).
+async fn publish(control: &Control, topic: &str, color: &str) {
+    let state = control.state().unwrap();
+    let mut properties = busbar_amqp::message::ApplicationProperties::default();
+    properties.push("color", busbar_amqp::types::Value::from(color));
+    let sent = busbar_amqp::message::MessageBuilder::new()
+        .application_properties(properties)
+        .data(Bytes::from_static(b"x"))
+        .build();
+    let message = crate::runtime::inbound::new_message(sent).unwrap();
+    let targets = state.registry.current().route(
+        &crate::address::EntityPath::QueueOrTopic(EntityName::new(topic)),
+        vec![message],
+    );
+    let (reply, stored) = oneshot::channel();
+    crate::runtime::connection::store_routed(
+        targets,
+        Box::new(move |result| {
+            let _ = reply.send(result.map(drop));
+        }),
+    );
+    stored.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topics_subscriptions_and_rules_change_at_run_time_and_survive_a_restart() {
+    let (control, stop, broker) = start(MemoryStorage::new()).await;
+    control
+        .create_topic(topic("orders"), BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(matches!(
+        control.create_topic(topic("orders"), BTreeMap::new()).await,
+        Err(ControlError::AlreadyExists(_))
+    ));
+    for name in ["all", "red"] {
+        control
+            .create_subscription(
+                "orders",
+                subscription(name),
+                vec![busbar_rules::Rule::default_rule()],
+                BTreeMap::new(),
+            )
+            .await
+            .unwrap();
+    }
+    let red = busbar_rules::Rule::new(
+        "red",
+        busbar_rules::Filter::Sql(busbar_rules::SqlFilter::parse("color = 'red'").unwrap()),
+        None,
+    )
+    .unwrap();
+    control
+        .add_rule("orders", "red", red.clone())
+        .await
+        .unwrap();
+    control
+        .remove_rule("orders", "red", "$Default")
+        .await
+        .unwrap();
+    let names: Vec<String> = control
+        .rules("orders", "red")
+        .await
+        .unwrap()
+        .iter()
+        .map(|rule| rule.name().to_owned())
+        .collect();
+    assert_eq!(names, ["red"]);
+    assert!(matches!(
+        control.add_rule("orders", "red", red).await,
+        Err(ControlError::AlreadyExists(_))
+    ));
+
+    publish(&control, "orders", "red").await;
+    publish(&control, "orders", "blue").await;
+    assert_eq!(
+        control
+            .subscription("orders", "all")
+            .await
+            .unwrap()
+            .counts
+            .active,
+        2
+    );
+    assert_eq!(
+        control
+            .subscription("orders", "red")
+            .await
+            .unwrap()
+            .counts
+            .active,
+        1
+    );
+    assert_eq!(
+        control
+            .topic("orders")
+            .await
+            .unwrap()
+            .config
+            .subscriptions
+            .len(),
+        2
+    );
+
+    control.delete_subscription("orders", "all").await.unwrap();
+    assert!(matches!(
+        control.subscription("orders", "all").await,
+        Err(ControlError::NotFound(_))
+    ));
+    drop(stop);
+    let storage = broker.await.unwrap().restart();
+
+    let (control, stop, broker) = start(storage).await;
+    let topic = control.topic("orders").await.unwrap();
+    assert_eq!(topic.config.subscriptions.len(), 1);
+    assert_eq!(
+        control
+            .subscription("orders", "red")
+            .await
+            .unwrap()
+            .counts
+            .active,
+        1
+    );
+    let names: Vec<String> = control
+        .rules("orders", "red")
+        .await
+        .unwrap()
+        .iter()
+        .map(|rule| rule.name().to_owned())
+        .collect();
+    assert_eq!(names, ["red"], "the changed rules came back");
+    // Created again, a deleted subscription starts from its own rules, empty.
+    control
+        .create_subscription(
+            "orders",
+            subscription("all"),
+            vec![busbar_rules::Rule::default_rule()],
+            BTreeMap::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        control
+            .subscription("orders", "all")
+            .await
+            .unwrap()
+            .counts
+            .active,
+        0
+    );
+    control.delete_topic("orders").await.unwrap();
+    assert!(matches!(
+        control.topic("orders").await,
+        Err(ControlError::NotFound(_))
+    ));
+    assert!(matches!(
+        control.subscriptions("orders").await,
+        Err(ControlError::NotFound(_))
+    ));
+    drop(stop);
+    broker.await.unwrap();
 }
