@@ -1,38 +1,33 @@
 //! The administration API of the `busbar` binary: busbar-admin's HTTP server answering through
-//! the broker's control interface, with the namespace keys `$cbs` checks. Queues are served in
-//! full; topics, subscriptions and rules are refused with a 400 that says so, until the broker
-//! can change them while it runs.
+//! the broker's control interface, with the namespace keys `$cbs` checks. Queues, topics,
+//! subscriptions and rules are created, read, listed, changed and deleted while the broker runs;
+//! the descriptions are translated in `convert`.
 
-use std::collections::BTreeMap;
-use std::time::Duration;
+mod convert;
+
+use std::sync::Arc;
 
 use busbar_admin::atom::{
-    EntityDescription, EntityTimes, Entry, EntryContent, MessageCountDetails, MessagingSku,
-    NamespaceInfo, PageRequest, QueueProperties, QueueRuntimeProperties, RuleProperties,
-    SubscriptionProperties, TimeSpan, Timestamp, TopicProperties, forward_target_entity,
-    parse_entry, write_entry,
+    MessagingSku, NamespaceInfo, PageRequest, QueueProperties, RuleProperties,
+    SubscriptionProperties, Timestamp, TopicProperties,
 };
 use busbar_admin::auth::Authorization;
 use busbar_admin::control::{
-    ControlError, ControlResult, NamespaceControl, Page, QueueEntry, RuleEntry, SubscriptionEntry,
-    TopicEntry,
+    ControlError, ControlResult, NamespaceControl, Page, QueueEntry, RuleEntry,
+    SubscriptionEntry, TopicEntry,
 };
-use busbar_broker::EntityName;
 use busbar_broker::auth::{SasKeys, SasToken};
-use busbar_broker::config::{DeliverySettings, DuplicateDetection, QueueConfig};
-use busbar_broker::runtime::{self, Control, QueueState};
+use busbar_broker::runtime::{self, Control};
 
-/// The key under which a queue keeps its whole administration-API description, so that every
-/// property a client set reads back as it was set.
-const DESCRIPTION: &str = "QueueDescription";
-/// Why topics, subscriptions and rules are refused.
-const NOT_YET: &str = "topics, subscriptions and rules cannot be created, changed or listed \
-    through the administration API of this Busbar version yet; declare them in Config.json";
+use convert::{
+    queue_config, queue_entry, rule, rule_created_at, rule_properties, subscription_config,
+    subscription_entry, topic_config, topic_entry,
+};
 
 /// Requests carrying a SharedAccessSignature that the namespace keys validate.
 pub(crate) fn authorization() -> Authorization {
     let keys = SasKeys::emulator();
-    Authorization::SharedAccessSignature(std::sync::Arc::new(
+    Authorization::SharedAccessSignature(Arc::new(
         move |header: &str, now: i64| -> Result<(), String> {
             let token = SasToken::parse(header).map_err(|error| error.to_string())?;
             keys.verify(&token, now).map_err(|error| error.to_string())
@@ -57,18 +52,6 @@ impl BrokerNamespace {
     }
 }
 
-impl BrokerNamespace {
-    /// Not found when no topic has the name (the HTTP layer asks for a topic when no queue has
-    /// it); refused as not yet served otherwise.
-    async fn existing_topic<T>(&self, name: &str) -> ControlResult<T> {
-        match self.control.topic_exists(name).await {
-            Ok(true) => not_yet(),
-            Ok(false) => Err(ControlError::NotFound),
-            Err(error) => Err(control_error(error)),
-        }
-    }
-}
-
 impl NamespaceControl for BrokerNamespace {
     async fn namespace(&self) -> ControlResult<NamespaceInfo> {
         Ok(NamespaceInfo {
@@ -82,22 +65,12 @@ impl NamespaceControl for BrokerNamespace {
 
     async fn list_queues(&self, page: PageRequest) -> ControlResult<Page<QueueEntry>> {
         let queues = self.control.queues().await.map_err(control_error)?;
-        let total = queues.len();
-        let items = queues
-            .into_iter()
-            .skip(page.window(total).start)
-            .take(page.window(total).len())
-            .map(queue_entry)
-            .collect();
-        Ok(Page { items, total })
+        Ok(paged(queues, page, queue_entry))
     }
 
     async fn queue(&self, name: &str) -> ControlResult<QueueEntry> {
-        self.control
-            .queue(name)
-            .await
-            .map(queue_entry)
-            .map_err(control_error)
+        let queue = self.control.queue(name).await.map_err(control_error)?;
+        Ok(queue_entry(queue))
     }
 
     async fn create_queue(
@@ -106,11 +79,8 @@ impl NamespaceControl for BrokerNamespace {
         properties: QueueProperties,
     ) -> ControlResult<QueueEntry> {
         let (config, kept) = queue_config(name, &properties);
-        self.control
-            .create_queue(config, kept)
-            .await
-            .map(queue_entry)
-            .map_err(control_error)
+        let queue = self.control.create_queue(config, kept).await;
+        queue.map(queue_entry).map_err(control_error)
     }
 
     async fn update_queue(
@@ -119,97 +89,181 @@ impl NamespaceControl for BrokerNamespace {
         properties: QueueProperties,
     ) -> ControlResult<QueueEntry> {
         let (config, kept) = queue_config(name, &properties);
-        self.control
-            .update_queue(config, kept)
-            .await
-            .map(queue_entry)
-            .map_err(control_error)
+        let queue = self.control.update_queue(config, kept).await;
+        queue.map(queue_entry).map_err(control_error)
     }
 
     async fn delete_queue(&self, name: &str) -> ControlResult<()> {
         self.control.delete_queue(name).await.map_err(control_error)
     }
 
-    async fn list_topics(&self, _page: PageRequest) -> ControlResult<Page<TopicEntry>> {
-        not_yet()
+    async fn list_topics(&self, page: PageRequest) -> ControlResult<Page<TopicEntry>> {
+        let topics = self.control.topics().await.map_err(control_error)?;
+        Ok(paged(topics, page, topic_entry))
     }
 
     async fn topic(&self, name: &str) -> ControlResult<TopicEntry> {
-        self.existing_topic(name).await
+        let topic = self.control.topic(name).await.map_err(control_error)?;
+        Ok(topic_entry(topic))
     }
 
-    async fn create_topic(&self, _: &str, _: TopicProperties) -> ControlResult<TopicEntry> {
-        not_yet()
+    async fn create_topic(
+        &self,
+        name: &str,
+        properties: TopicProperties,
+    ) -> ControlResult<TopicEntry> {
+        let (config, kept) = topic_config(name, &properties);
+        let topic = self.control.create_topic(config, kept).await;
+        topic.map(topic_entry).map_err(control_error)
     }
 
-    async fn update_topic(&self, _: &str, _: TopicProperties) -> ControlResult<TopicEntry> {
-        not_yet()
+    async fn update_topic(
+        &self,
+        name: &str,
+        properties: TopicProperties,
+    ) -> ControlResult<TopicEntry> {
+        let (config, kept) = topic_config(name, &properties);
+        let topic = self.control.update_topic(config, kept).await;
+        topic.map(topic_entry).map_err(control_error)
     }
 
     async fn delete_topic(&self, name: &str) -> ControlResult<()> {
-        self.existing_topic(name).await
+        self.control.delete_topic(name).await.map_err(control_error)
     }
 
     async fn list_subscriptions(
         &self,
-        _topic: &str,
-        _page: PageRequest,
+        topic: &str,
+        page: PageRequest,
     ) -> ControlResult<Page<SubscriptionEntry>> {
-        not_yet()
+        let subscriptions = self
+            .control
+            .subscriptions(topic)
+            .await
+            .map_err(control_error)?;
+        Ok(paged(subscriptions, page, subscription_entry))
     }
 
-    async fn subscription(&self, _topic: &str, _name: &str) -> ControlResult<SubscriptionEntry> {
-        not_yet()
+    async fn subscription(&self, topic: &str, name: &str) -> ControlResult<SubscriptionEntry> {
+        let subscription = self.control.subscription(topic, name).await;
+        subscription.map(subscription_entry).map_err(control_error)
     }
 
     async fn create_subscription(
         &self,
-        _: &str,
-        _: &str,
-        _: SubscriptionProperties,
-        _: RuleProperties,
+        topic: &str,
+        name: &str,
+        properties: SubscriptionProperties,
+        default_rule: RuleProperties,
     ) -> ControlResult<SubscriptionEntry> {
-        not_yet()
+        let (config, kept) = subscription_config(name, &properties);
+        let rules = vec![rule(&default_rule).map_err(invalid)?];
+        let subscription = self
+            .control
+            .create_subscription(topic, config, rules, kept)
+            .await;
+        subscription.map(subscription_entry).map_err(control_error)
     }
 
     async fn update_subscription(
         &self,
-        _: &str,
-        _: &str,
-        _: SubscriptionProperties,
+        topic: &str,
+        name: &str,
+        properties: SubscriptionProperties,
     ) -> ControlResult<SubscriptionEntry> {
-        not_yet()
+        let (config, kept) = subscription_config(name, &properties);
+        let subscription = self.control.update_subscription(topic, config, kept).await;
+        subscription.map(subscription_entry).map_err(control_error)
     }
 
-    async fn delete_subscription(&self, _topic: &str, _name: &str) -> ControlResult<()> {
-        not_yet()
+    async fn delete_subscription(&self, topic: &str, name: &str) -> ControlResult<()> {
+        let deleted = self.control.delete_subscription(topic, name).await;
+        deleted.map_err(control_error)
     }
 
-    async fn list_rules(&self, _: &str, _: &str, _: PageRequest) -> ControlResult<Page<RuleEntry>> {
-        not_yet()
+    async fn list_rules(
+        &self,
+        topic: &str,
+        subscription: &str,
+        page: PageRequest,
+    ) -> ControlResult<Page<RuleEntry>> {
+        let (rules, created_at) = self.rules_of(topic, subscription).await?;
+        Ok(paged(rules, page, |rule| RuleEntry {
+            properties: rule_properties(&rule),
+            created_at,
+        }))
     }
 
-    async fn rule(&self, _: &str, _: &str, _: &str) -> ControlResult<RuleEntry> {
-        not_yet()
+    async fn rule(&self, topic: &str, subscription: &str, name: &str) -> ControlResult<RuleEntry> {
+        let (rules, created_at) = self.rules_of(topic, subscription).await?;
+        let found = rules.iter().find(|rule| rule.name().eq_ignore_ascii_case(name));
+        found
+            .map(|rule| RuleEntry {
+                properties: rule_properties(rule),
+                created_at,
+            })
+            .ok_or(ControlError::NotFound)
     }
 
-    async fn create_rule(&self, _: &str, _: &str, _: RuleProperties) -> ControlResult<RuleEntry> {
-        not_yet()
+    async fn create_rule(
+        &self,
+        topic: &str,
+        subscription: &str,
+        properties: RuleProperties,
+    ) -> ControlResult<RuleEntry> {
+        let parsed = rule(&properties).map_err(invalid)?;
+        let added = self.control.add_rule(topic, subscription, parsed).await;
+        added.map_err(control_error)?;
+        self.rule(topic, subscription, &properties.name).await
     }
 
-    async fn update_rule(&self, _: &str, _: &str, _: RuleProperties) -> ControlResult<RuleEntry> {
-        not_yet()
+    async fn update_rule(
+        &self,
+        topic: &str,
+        subscription: &str,
+        properties: RuleProperties,
+    ) -> ControlResult<RuleEntry> {
+        let parsed = rule(&properties).map_err(invalid)?;
+        let replaced = self.control.replace_rule(topic, subscription, parsed).await;
+        replaced.map_err(control_error)?;
+        self.rule(topic, subscription, &properties.name).await
     }
 
-    async fn delete_rule(&self, _: &str, _: &str, _: &str) -> ControlResult<()> {
-        not_yet()
+    async fn delete_rule(&self, topic: &str, subscription: &str, name: &str) -> ControlResult<()> {
+        let removed = self.control.remove_rule(topic, subscription, name).await;
+        removed.map_err(control_error)
     }
 }
 
-fn not_yet<T>() -> ControlResult<T> {
-    Err(ControlError::Invalid {
-        detail: NOT_YET.to_owned(),
-    })
+impl BrokerNamespace {
+    /// A subscription's rules in force and when they date from.
+    async fn rules_of(
+        &self,
+        topic: &str,
+        subscription: &str,
+    ) -> ControlResult<(Vec<busbar_rules::Rule>, Timestamp)> {
+        let state = self.control.subscription(topic, subscription).await;
+        let created_at = rule_created_at(&state.map_err(control_error)?);
+        let rules = self.control.rules(topic, subscription).await;
+        Ok((rules.map_err(control_error)?, created_at))
+    }
+}
+
+/// One page of `items` (in the broker's name order), each turned into what the API lists.
+fn paged<T, E>(items: Vec<T>, page: PageRequest, entry: impl Fn(T) -> E) -> Page<E> {
+    let total = items.len();
+    let window = page.window(total);
+    let items = items
+        .into_iter()
+        .skip(window.start)
+        .take(window.len())
+        .map(entry)
+        .collect();
+    Page { items, total }
+}
+
+fn invalid(detail: String) -> ControlError {
+    ControlError::Invalid { detail }
 }
 
 fn control_error(error: runtime::ControlError) -> ControlError {
@@ -219,120 +273,4 @@ fn control_error(error: runtime::ControlError) -> ControlError {
         runtime::ControlError::Invalid(detail) => ControlError::Invalid { detail },
         runtime::ControlError::Unavailable(detail) => ControlError::Unavailable { detail },
     }
-}
-
-/// The broker's definition of a queue the API describes, and the description itself, kept.
-fn queue_config(
-    name: &str,
-    properties: &QueueProperties,
-) -> (QueueConfig, BTreeMap<String, String>) {
-    let entity = |target: &Option<String>| {
-        target
-            .as_deref()
-            .map(|value| EntityName::new(forward_target_entity(value)))
-    };
-    let config = QueueConfig {
-        name: EntityName::new(name),
-        delivery: DeliverySettings {
-            lock_duration: properties.lock_duration.to_std(),
-            max_delivery_count: properties.max_delivery_count,
-            requires_session: properties.requires_session,
-            default_message_time_to_live: properties.default_message_time_to_live.to_std(),
-            dead_lettering_on_message_expiration: properties.dead_lettering_on_message_expiration,
-            forward_to: entity(&properties.forward_to),
-            forward_dead_lettered_messages_to: entity(
-                &properties.forward_dead_lettered_messages_to,
-            ),
-        },
-        duplicate_detection: DuplicateDetection {
-            enabled: properties.requires_duplicate_detection,
-            history_time_window: properties.duplicate_detection_history_time_window.to_std(),
-        },
-        max_size_in_megabytes: u32::try_from(properties.max_size_in_megabytes).unwrap_or(u32::MAX),
-    };
-    // Only the description is kept: the runtime part is a placeholder the reader ignores.
-    let epoch = Timestamp::from_unix_millis(0);
-    let runtime = QueueRuntimeProperties {
-        size_in_bytes: 0,
-        message_count: 0,
-        counts: MessageCountDetails::default(),
-        times: EntityTimes::all_at(epoch),
-    };
-    let entry = Entry {
-        id: name,
-        title: name,
-        published: epoch,
-        updated: epoch,
-        author: None,
-        content: EntryContent::Queue(properties, &runtime),
-    };
-    let kept = BTreeMap::from([(DESCRIPTION.to_owned(), write_entry(&entry))]);
-    (config, kept)
-}
-
-/// A queue as the API describes it: as its client set it, or (for a queue of `Config.json`) as
-/// its definition says.
-fn queue_entry(state: QueueState) -> QueueEntry {
-    let properties = state
-        .kept
-        .get(DESCRIPTION)
-        .and_then(|entry| match parse_entry(entry.as_bytes()) {
-            Ok(EntityDescription::Queue(description)) => Some(description.into_properties()),
-            _ => None,
-        })
-        .unwrap_or_else(|| configured_properties(&state.config));
-    let counts = MessageCountDetails {
-        active: count(state.counts.active),
-        dead_letter: count(state.counts.dead_lettered),
-        scheduled: count(state.counts.scheduled),
-        transfer: 0,
-        transfer_dead_letter: 0,
-    };
-    let total = counts.active + counts.dead_letter + counts.scheduled;
-    let times = EntityTimes {
-        created_at: Timestamp::from_unix_millis(state.created_at),
-        updated_at: Timestamp::from_unix_millis(state.updated_at),
-        accessed_at: None,
-    };
-    QueueEntry {
-        name: state.config.name.to_string(),
-        properties,
-        runtime: QueueRuntimeProperties {
-            size_in_bytes: state.counts.size_bytes,
-            message_count: total,
-            counts,
-            times,
-        },
-    }
-}
-
-/// The description of a queue defined in `Config.json`.
-fn configured_properties(config: &QueueConfig) -> QueueProperties {
-    let span = |duration: Duration| {
-        TimeSpan::from_millis(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
-    };
-    QueueProperties {
-        lock_duration: span(config.delivery.lock_duration),
-        max_size_in_megabytes: u64::from(config.max_size_in_megabytes),
-        requires_duplicate_detection: config.duplicate_detection.enabled,
-        requires_session: config.delivery.requires_session,
-        default_message_time_to_live: span(config.delivery.default_message_time_to_live)
-            .min(TimeSpan::MAX),
-        dead_lettering_on_message_expiration: config.delivery.dead_lettering_on_message_expiration,
-        duplicate_detection_history_time_window: span(
-            config.duplicate_detection.history_time_window,
-        ),
-        max_delivery_count: config.delivery.max_delivery_count,
-        forward_to: config.delivery.forward_to.as_ref().map(ToString::to_string),
-        forward_dead_lettered_messages_to: config
-            .delivery
-            .forward_dead_lettered_messages_to
-            .as_ref()
-            .map(ToString::to_string),
-        ..QueueProperties::default()
-    }
-}
-
-fn count(value: usize) -> u64 {
-    u64::try_from(value).unwrap_or(u64::MAX)
 }

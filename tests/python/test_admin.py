@@ -137,3 +137,55 @@ def test_a_wrong_key_is_refused(broker):
         with pytest.raises(Exception) as raised:
             wrong.get_queue("q-send-receive")
     assert getattr(raised.value, "status_code", None) == 401
+
+
+def test_topics_subscriptions_and_rules_are_managed_and_route_messages(broker, client):
+    from azure.servicebus.management import CorrelationRuleFilter, SqlRuleFilter
+
+    with admin_client(broker) as admin:
+        admin.create_topic("api-topic", default_message_time_to_live=timedelta(hours=2))
+        assert admin.get_topic("api-topic").default_message_time_to_live == timedelta(hours=2)
+        admin.create_subscription("api-topic", "everything", max_delivery_count=5)
+        admin.create_subscription("api-topic", "red-only", lock_duration=timedelta(seconds=45))
+        assert admin.get_subscription("api-topic", "red-only").lock_duration == timedelta(
+            seconds=45
+        )
+        admin.create_rule("api-topic", "red-only", "red", filter=SqlRuleFilter("color = 'red'"))
+        admin.delete_rule("api-topic", "red-only", "$Default")
+        admin.create_rule(
+            "api-topic", "red-only", "urgent", filter=CorrelationRuleFilter(label="urgent")
+        )
+        rules = {rule.name: rule for rule in admin.list_rules("api-topic", "red-only")}
+        assert set(rules) == {"red", "urgent"}
+        assert rules["red"].filter.sql_expression == "color = 'red'"
+        assert rules["urgent"].filter.label == "urgent"
+        default = admin.get_rule("api-topic", "everything", "$Default")
+        assert default.filter.sql_expression == "1=1"
+        with pytest.raises(ResourceExistsError):
+            admin.create_rule("api-topic", "red-only", "red", filter=SqlRuleFilter("1=1"))
+        with pytest.raises(ResourceNotFoundError):
+            admin.get_rule("api-topic", "red-only", "$Default")
+
+    with client.get_topic_sender("api-topic") as sender:
+        sender.send_messages(ServiceBusMessage("r", application_properties={"color": "red"}))
+        sender.send_messages(ServiceBusMessage("b", application_properties={"color": "blue"}))
+        sender.send_messages(ServiceBusMessage("u", subject="urgent"))
+
+    with admin_client(broker) as admin:
+        counts = {
+            name: admin.get_subscription_runtime_properties("api-topic", name)
+            for name in ("everything", "red-only")
+        }
+        assert counts["everything"].active_message_count == 3
+        assert counts["red-only"].active_message_count == 2
+        topic = admin.get_topic_runtime_properties("api-topic")
+        assert topic.subscription_count == 2
+        names = [s.name for s in admin.list_subscriptions("api-topic")]
+        assert names == ["everything", "red-only"]
+
+        admin.delete_subscription("api-topic", "everything")
+        with pytest.raises(ResourceNotFoundError):
+            admin.get_subscription("api-topic", "everything")
+        admin.delete_topic("api-topic")
+        with pytest.raises(ResourceNotFoundError):
+            admin.get_topic("api-topic")
