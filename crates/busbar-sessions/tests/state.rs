@@ -50,6 +50,25 @@ fn session_state_is_set_read_cleared_and_persisted() {
 }
 
 #[test]
+fn every_session_state_can_be_cleared_at_once() {
+    let mut entity = entity();
+    for session in ["a", "b"] {
+        send(&mut entity, "m", session, at(0));
+    }
+    for receiver in [1, 2] {
+        let lock = accept_next(&mut entity, receiver, at(0));
+        let state = Some(Bytes::from_static(b"kept"));
+        entity
+            .set_session_state(lock.owner, &lock.session, state, at(1))
+            .unwrap();
+    }
+    let mut removals: Vec<StateRecord> = entity.state_removals().collect();
+    removals.sort_by(|x, y| x.key.cmp(&y.key));
+    let expected = ["a", "b"].map(|session| StateRecord::new(&sid(session), None));
+    assert_eq!(removals, expected);
+}
+
+#[test]
 fn oversized_session_state_is_refused() {
     let core = Entity::new(config(), SEED).unwrap();
     let limits = SessionLimits { max_state_size: 4 };

@@ -463,7 +463,7 @@ impl EntityTask {
         // What this batch did before goes to the store first, so no insert follows a removal.
         self.submit(std::mem::take(pending));
         let id = self.id;
-        let removals = self
+        let mut removals: Vec<Record> = self
             .entity
             .core()
             .snapshot()
@@ -476,6 +476,14 @@ impl EntityTask {
                 },
             })
             .collect();
+        // Session state goes too: a queue created again under the name starts without it.
+        if let Some(sessions) = self.entity.sessions_mut() {
+            removals.extend(sessions.state_removals().map(|state| Record::Meta {
+                entity: id,
+                key: state.key,
+                value: None,
+            }));
+        }
         for receiver in self.receivers.drain(..) {
             receiver
                 .mailbox

@@ -97,6 +97,13 @@ impl SessionEntity {
         Ok(())
     }
 
+    /// The records that clear every session state (the entity is being deleted).
+    pub fn state_removals(&self) -> impl Iterator<Item = StateRecord> + '_ {
+        self.states
+            .keys()
+            .map(|session| StateRecord::new(session, None))
+    }
+
     /// Lists sessions (`get-message-sessions`), in ascending id order. O(s log s) in the number
     /// of sessions: a management query, not a per-message path.
     pub fn list_sessions(&self, listing: SessionListing) -> ListedSessions {
