@@ -13,8 +13,8 @@ use busbar_admin::atom::{
 };
 use busbar_admin::auth::Authorization;
 use busbar_admin::control::{
-    ControlError, ControlResult, NamespaceControl, Page, QueueEntry, RuleEntry,
-    SubscriptionEntry, TopicEntry,
+    ControlError, ControlResult, NamespaceControl, Page, QueueEntry, RuleEntry, SubscriptionEntry,
+    TopicEntry,
 };
 use busbar_broker::auth::{SasKeys, SasToken};
 use busbar_broker::runtime::{self, Control};
@@ -196,7 +196,9 @@ impl NamespaceControl for BrokerNamespace {
 
     async fn rule(&self, topic: &str, subscription: &str, name: &str) -> ControlResult<RuleEntry> {
         let (rules, created_at) = self.rules_of(topic, subscription).await?;
-        let found = rules.iter().find(|rule| rule.name().eq_ignore_ascii_case(name));
+        let found = rules
+            .iter()
+            .find(|rule| rule.name().eq_ignore_ascii_case(name));
         found
             .map(|rule| RuleEntry {
                 properties: rule_properties(rule),

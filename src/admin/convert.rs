@@ -39,7 +39,9 @@ pub(crate) fn queue_config(name: &str, properties: &QueueProperties) -> (QueueCo
             default_message_time_to_live: properties.default_message_time_to_live.to_std(),
             dead_lettering_on_message_expiration: properties.dead_lettering_on_message_expiration,
             forward_to: target(&properties.forward_to),
-            forward_dead_lettered_messages_to: target(&properties.forward_dead_lettered_messages_to),
+            forward_dead_lettered_messages_to: target(
+                &properties.forward_dead_lettered_messages_to,
+            ),
         },
         duplicate_detection: DuplicateDetection {
             enabled: properties.requires_duplicate_detection,
@@ -53,7 +55,10 @@ pub(crate) fn queue_config(name: &str, properties: &QueueProperties) -> (QueueCo
         counts: MessageCountDetails::default(),
         times: placeholder_times(),
     };
-    (config, kept(name, EntryContent::Queue(properties, &runtime)))
+    (
+        config,
+        kept(name, EntryContent::Queue(properties, &runtime)),
+    )
 }
 
 /// A queue as the API describes it.
@@ -93,7 +98,10 @@ pub(crate) fn topic_config(name: &str, properties: &TopicProperties) -> (TopicCo
         counts: MessageCountDetails::default(),
         times: placeholder_times(),
     };
-    (config, kept(name, EntryContent::Topic(properties, &runtime)))
+    (
+        config,
+        kept(name, EntryContent::Topic(properties, &runtime)),
+    )
 }
 
 /// A topic as the API describes it.
@@ -136,7 +144,9 @@ pub(crate) fn subscription_config(
             default_message_time_to_live: properties.default_message_time_to_live.to_std(),
             dead_lettering_on_message_expiration: properties.dead_lettering_on_message_expiration,
             forward_to: target(&properties.forward_to),
-            forward_dead_lettered_messages_to: target(&properties.forward_dead_lettered_messages_to),
+            forward_dead_lettered_messages_to: target(
+                &properties.forward_dead_lettered_messages_to,
+            ),
         },
         dead_lettering_on_filter_evaluation_exceptions: properties
             .dead_lettering_on_filter_evaluation_exceptions,
@@ -147,7 +157,10 @@ pub(crate) fn subscription_config(
         counts: MessageCountDetails::default(),
         times: placeholder_times(),
     };
-    (config, kept(name, EntryContent::Subscription(properties, &runtime)))
+    (
+        config,
+        kept(name, EntryContent::Subscription(properties, &runtime)),
+    )
 }
 
 /// A subscription as the API describes it.
@@ -160,8 +173,7 @@ pub(crate) fn subscription_entry(state: SubscriptionState) -> SubscriptionEntry 
                 lock_duration: span(delivery.lock_duration),
                 requires_session: delivery.requires_session,
                 default_message_time_to_live: span(delivery.default_message_time_to_live),
-                dead_lettering_on_message_expiration: delivery
-                    .dead_lettering_on_message_expiration,
+                dead_lettering_on_message_expiration: delivery.dead_lettering_on_message_expiration,
                 dead_lettering_on_filter_evaluation_exceptions: state
                     .config
                     .dead_lettering_on_filter_evaluation_exceptions,
@@ -369,7 +381,8 @@ fn placeholder_times() -> EntityTimes {
 }
 
 fn span(duration: Duration) -> TimeSpan {
-    TimeSpan::from_millis(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)).min(TimeSpan::MAX)
+    TimeSpan::from_millis(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+        .min(TimeSpan::MAX)
 }
 
 fn megabytes(value: u64) -> u32 {
