@@ -26,8 +26,18 @@ Options:
   --memory               Keep messages in memory only (nothing survives a restart)
   --listen <ADDR:PORT>   AMQP listen address [default: 127.0.0.1:5672]
   --admin-listen <ADDR:PORT|none>
-                         Administration API (HTTP) listen address, or none to turn it off
+                         Administration API listen address, or none to turn it off; it
+                         serves plain HTTP and https on the same port
                          [default: 127.0.0.1:5300]
+  --tls-cert <FILE>      The admin port's https certificate chain (PEM, leaf first)
+  --tls-key <FILE>       and its private key (PEM). Both or neither: without them,
+                         Busbar creates a development CA and a certificate it signs for
+                         localhost, 127.0.0.1 and ::1 in <data-dir>/tls on first start,
+                         reuses them afterwards, and prints the line
+                         `admin tls ca: <path of ca.crt>`: trust that file in the client.
+                         With --memory they go to ./busbar-data/tls (nothing else is
+                         written there), so the CA trusted once is the same for runs
+                         with and without --memory from the same directory
   -h, --help             Print this help
   -V, --version          Print the version
 
@@ -58,6 +68,17 @@ pub(crate) struct ServeOptions {
     pub(crate) listen: SocketAddr,
     /// `--admin-listen`; `None` when turned off.
     pub(crate) admin_listen: Option<SocketAddr>,
+    /// `--tls-cert` and `--tls-key`; `None` for the development CA.
+    pub(crate) tls: Option<TlsFiles>,
+}
+
+/// The administration API's own certificate chain and key (`--tls-cert`, `--tls-key`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TlsFiles {
+    /// The certificate chain, PEM, leaf first.
+    pub(crate) cert: PathBuf,
+    /// The private key, PEM.
+    pub(crate) key: PathBuf,
 }
 
 /// Where messages are kept.
@@ -95,6 +116,14 @@ pub(crate) enum CliError {
     /// `--admin-listen` is neither an address with a port nor `none`.
     #[error("--admin-listen {0:?} is not an ADDR:PORT such as 127.0.0.1:5300, or none")]
     InvalidAdminListen(String),
+    /// `--tls-cert` without `--tls-key`, or the reverse.
+    #[error("{given} needs {missing} too: give both, or neither for the development CA")]
+    TlsHalf {
+        /// The flag given.
+        given: &'static str,
+        /// The flag missing.
+        missing: &'static str,
+    },
     /// `--memory` and `--data-dir` together.
     #[error("--memory and --data-dir cannot be combined: --memory keeps no data directory")]
     MemoryWithDataDir,
@@ -112,6 +141,8 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
     let mut memory = false;
     let mut listen: Option<SocketAddr> = None;
     let mut admin_listen: Option<Option<SocketAddr>> = None;
+    let mut tls_cert: Option<PathBuf> = None;
+    let mut tls_key: Option<PathBuf> = None;
     while let Some(arg) = args.next() {
         let text = arg
             .to_str()
@@ -142,6 +173,16 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
                 &mut data_dir,
                 "--data-dir",
                 PathBuf::from(value("--data-dir", "<DIR>")?),
+            )?,
+            "--tls-cert" => set_once(
+                &mut tls_cert,
+                "--tls-cert",
+                PathBuf::from(value("--tls-cert", "<FILE>")?),
+            )?,
+            "--tls-key" => set_once(
+                &mut tls_key,
+                "--tls-key",
+                PathBuf::from(value("--tls-key", "<FILE>")?),
             )?,
             "--admin-listen" => {
                 let text = value("--admin-listen", "<ADDR:PORT|none>")?;
@@ -183,11 +224,28 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
         Some(address) => address,
         None => Some(parse_listen(DEFAULT_ADMIN_LISTEN)?),
     };
+    let tls = match (tls_cert, tls_key) {
+        (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+        (None, None) => None,
+        (Some(_), None) => {
+            return Err(CliError::TlsHalf {
+                given: "--tls-cert",
+                missing: "--tls-key",
+            });
+        }
+        (None, Some(_)) => {
+            return Err(CliError::TlsHalf {
+                given: "--tls-key",
+                missing: "--tls-cert",
+            });
+        }
+    };
     Ok(Command::Serve(ServeOptions {
         config,
         storage,
         listen,
         admin_listen,
+        tls,
     }))
 }
 
@@ -224,6 +282,7 @@ mod tests {
             storage,
             listen: listen.parse().unwrap(),
             admin_listen: Some(DEFAULT_ADMIN_LISTEN.parse().unwrap()),
+            tls: None,
         })
     }
 
@@ -253,6 +312,31 @@ mod tests {
             parse_args(&["--admin-listen", "nowhere"]),
             Err(CliError::InvalidAdminListen("nowhere".into()))
         );
+    }
+
+    #[test]
+    fn the_admin_certificate_and_key_come_together() {
+        let expected = Some(TlsFiles {
+            cert: PathBuf::from("/etc/busbar/admin.crt"),
+            key: PathBuf::from("/etc/busbar/admin.key"),
+        });
+        for args in [
+            &[
+                "--tls-cert",
+                "/etc/busbar/admin.crt",
+                "--tls-key",
+                "/etc/busbar/admin.key",
+            ][..],
+            &[
+                "--tls-key=/etc/busbar/admin.key",
+                "--tls-cert=/etc/busbar/admin.crt",
+            ],
+        ] {
+            let Ok(Command::Serve(options)) = parse_args(args) else {
+                panic!("not a serve command: {args:?}");
+            };
+            assert_eq!(options.tls, expected, "{args:?}");
+        }
     }
 
     #[test]
@@ -339,6 +423,22 @@ mod tests {
                 "--memory is given more than once",
             ),
             (&["--memory=yes"], "--memory takes no value"),
+            (
+                &["--tls-cert", "a.crt"],
+                "--tls-cert needs --tls-key too: give both, or neither for the development CA",
+            ),
+            (
+                &["--tls-key=a.key", "--memory"],
+                "--tls-key needs --tls-cert too: give both, or neither for the development CA",
+            ),
+            (
+                &["--tls-cert", "--tls-key", "a.key"],
+                "--tls-cert needs a value: --tls-cert <FILE>",
+            ),
+            (
+                &["--tls-key", "a", "--tls-key", "b", "--tls-cert", "c"],
+                "--tls-key is given more than once",
+            ),
             (
                 &["--memory", "--data-dir", "d"],
                 "--memory and --data-dir cannot be combined: --memory keeps no data directory",

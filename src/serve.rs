@@ -1,11 +1,14 @@
-//! Running the broker: the tokio runtime, the storage chosen on the command line, the listener,
-//! the stable start-up lines, and SIGINT/SIGTERM handling.
+//! Running the broker: the tokio runtime, the storage chosen on the command line, the listeners
+//! (the admin port's https certificate included), the stable start-up lines, and SIGINT/SIGTERM
+//! handling.
 
 use std::io::Write as _;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use busbar_admin::http::ServerConfig;
+use busbar_admin::tls::{DevelopmentCa, Identity, TlsConfig, TlsError};
 
 use busbar_broker::config::Config;
 use busbar_broker::runtime::{self, RuntimeError};
@@ -13,7 +16,7 @@ use busbar_store::{FileOptions, FileStorage, MemoryStorage, Storage, StoreError}
 use tokio::net::TcpListener;
 
 use crate::admin::{self, BrokerNamespace};
-use crate::cli::{ServeOptions, StorageChoice};
+use crate::cli::{DEFAULT_DATA_DIR, ServeOptions, StorageChoice};
 use crate::summary::connection_string;
 
 /// Why serving stopped with an error.
@@ -30,6 +33,9 @@ pub(crate) enum ServeError {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// The admin port's certificate could not be read, created or used.
+    #[error("cannot set up https for the administration API: {0}")]
+    Tls(#[from] TlsError),
     /// The data directory could not be opened.
     #[error("cannot open the data directory: {0}")]
     Storage(#[from] StoreError),
@@ -75,7 +81,7 @@ async fn run<S: Storage + 'static>(
     println!("connection string: {}", connection_string(bound));
     let _ = std::io::stdout().flush();
     let admin = match options.admin_listen {
-        Some(address) => Some(bind_admin(address).await?),
+        Some(address) => Some(bind_admin(address, options).await?),
         None => None,
     };
     tracing::info!(%bound, "serving");
@@ -84,13 +90,14 @@ async fn run<S: Storage + 'static>(
     let namespace = config.namespace.name.clone();
     let started = unix_millis_now();
     let ready = |control| {
-        if let Some(listener) = admin {
+        if let Some((listener, tls)) = admin {
             let namespace = Arc::new(BrokerNamespace::new(control, namespace, started));
             let shutdown = async move {
                 let mut stopped = admin_stopped;
                 let _ = stopped.wait_for(|stopped| *stopped).await;
             };
-            let server_config = ServerConfig::new(admin::authorization());
+            let mut server_config = ServerConfig::new(admin::authorization());
+            server_config.tls = Some(tls);
             admin_task = Some(tokio::spawn(busbar_admin::http::serve(
                 listener,
                 namespace,
@@ -111,18 +118,48 @@ async fn run<S: Storage + 'static>(
     Ok(())
 }
 
-/// Binds the administration API's listener and prints its stable start-up line.
-async fn bind_admin(address: SocketAddr) -> Result<TcpListener, ServeError> {
+/// Binds the administration API's listener, reads or creates its https certificate, and prints
+/// the stable start-up lines.
+async fn bind_admin(
+    address: SocketAddr,
+    options: &ServeOptions,
+) -> Result<(TcpListener, TlsConfig), ServeError> {
     let listener = TcpListener::bind(address)
         .await
         .map_err(|source| ServeError::Bind { address, source })?;
     let bound = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { address, source })?;
-    // Tests and scripts read the port from this line: keep its shape stable.
+    let (identity, development) = match &options.tls {
+        Some(files) => (Identity::from_pem_files(&files.cert, &files.key)?, None),
+        None => {
+            let development = DevelopmentCa::load_or_create(&development_dir(options))?;
+            if development.created {
+                tracing::info!(
+                    ca = %development.ca_cert.display(),
+                    "created a development CA for the admin port's https; trust it in https clients"
+                );
+            }
+            (development.identity, Some(development.ca_cert))
+        }
+    };
+    let tls = TlsConfig::new(identity)?;
+    // Tests and scripts read the port and the CA's path from these lines: keep their shape.
     println!("admin listening on {bound}");
+    if let Some(ca_cert) = development {
+        println!("admin tls ca: {}", ca_cert.display());
+    }
     let _ = std::io::stdout().flush();
-    Ok(listener)
+    Ok((listener, tls))
+}
+
+/// Where the development CA lives: `<data-dir>/tls`, or with `--memory` the default data
+/// directory's, so that a CA trusted once serves runs with and without `--memory` alike.
+fn development_dir(options: &ServeOptions) -> PathBuf {
+    match &options.storage {
+        StorageChoice::Directory(dir) => dir.join("tls"),
+        StorageChoice::Memory => PathBuf::from(DEFAULT_DATA_DIR).join("tls"),
+    }
 }
 
 fn unix_millis_now() -> i64 {

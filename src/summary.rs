@@ -147,6 +147,7 @@ mod tests {
             storage: StorageChoice::Memory,
             listen: "127.0.0.1:0".parse().unwrap(),
             admin_listen: None,
+            tls: None,
         };
         let text = describe(&Config::emulator_default(), &options);
         assert!(text.contains("configuration: Config.json\n"));
@@ -162,6 +163,7 @@ mod tests {
             storage: StorageChoice::Directory(PathBuf::from("./busbar-data")),
             listen: "127.0.0.1:5672".parse().unwrap(),
             admin_listen: None,
+            tls: None,
         };
         let text = describe(&Config::emulator_default(), &options);
         let expected = "\

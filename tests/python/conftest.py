@@ -2,8 +2,10 @@
 
 Each test module gets its own broker: a fresh temporary data directory, a test `Config.json`
 (the Service Bus emulator's format) with one queue per test and one topic, and
-`--listen 127.0.0.1:0`; the port is read from the broker's `listening on ADDR:PORT` line on
-stdout. Stopping sends SIGTERM and asserts exit status 0.
+`--listen 127.0.0.1:0`; the ports are read from the broker's `listening on ADDR:PORT` and
+`admin listening on ADDR:PORT` lines on stdout, and the development CA that the admin port's
+https certificate is signed by from its `admin tls ca: PATH` line (created in the data
+directory, so one per broker). Stopping sends SIGTERM and asserts exit status 0.
 """
 
 import json
@@ -220,6 +222,29 @@ def emulator_config(queues, topics=()):
 _LISTENING = re.compile(r"listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
 _CONNECTION_STRING = re.compile(r"Endpoint=sb://[^;:/]+:(\d+)")
 _ADMIN_LISTENING = re.compile(r"admin listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
+_ADMIN_TLS_CA = re.compile(r"^admin tls ca: (.+)$")
+
+
+def _amqp_port(line):
+    """The AMQP port of a start-up line, if it names one."""
+    if _ADMIN_LISTENING.search(line):
+        return None
+    for pattern in (_LISTENING, _CONNECTION_STRING):
+        found = pattern.search(line)
+        # Port 0 is the request (`--listen 127.0.0.1:0`), not the bound port.
+        if found and int(found.group(1)) != 0:
+            return int(found.group(1))
+    return None
+
+
+def _admin_port(line):
+    found = _ADMIN_LISTENING.search(line)
+    return int(found.group(1)) if found else None
+
+
+def _admin_ca(line):
+    found = _ADMIN_TLS_CA.match(line.rstrip("\r\n"))
+    return found.group(1) if found else None
 
 
 class Broker:
@@ -271,11 +296,13 @@ class Broker:
         threading.Thread(
             target=_pump_lines, args=(self.process.stdout, self._stdout_lines), daemon=True
         ).start()
-        self.port = self._await_port()
-        self.admin_port = self._await_port(_ADMIN_LISTENING)
+        self.port = self._await_line(_amqp_port, "a listening port")
+        self.admin_port = self._await_line(_admin_port, "an admin listening port")
+        self.admin_ca = self._await_line(_admin_ca, "the admin port's development CA")
 
-    def _await_port(self, admin_pattern=None):
-        """The port of the first `listening on` line (or of the admin line, with its pattern)."""
+    def _await_line(self, parse, what):
+        """The first value `parse` finds in the start-up lines not read yet; fails the test if
+        the broker exits or stays silent first."""
         deadline = time.monotonic() + START_TIMEOUT_SECS
         seen = []
         while time.monotonic() < deadline:
@@ -288,25 +315,16 @@ class Broker:
             if line is None:
                 break
             seen.append(line)
-            if admin_pattern is not None:
-                found = admin_pattern.search(line)
-                if found:
-                    return int(found.group(1))
-                continue
-            if _ADMIN_LISTENING.search(line):
-                continue
-            for pattern in (_LISTENING, _CONNECTION_STRING):
-                found = pattern.search(line)
-                # Port 0 is the request (`--listen 127.0.0.1:0`), not the bound port.
-                if found and int(found.group(1)) != 0:
-                    return int(found.group(1))
+            value = parse(line)
+            if value is not None:
+                return value
         status = self.process.poll()
         if status is None:
             self.process.kill()
             self.process.wait()
         self.process = None
         pytest.fail(
-            "busbar did not report a listening port "
+            f"busbar did not report {what} "
             f"(exit status {status}).\nstdout:\n{''.join(seen)}\nstderr:\n{self.log_tail()}"
         )
 

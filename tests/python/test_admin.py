@@ -2,15 +2,17 @@
 queues created, read, listed, changed and deleted while the broker runs, their runtime counts,
 and what a restart keeps.
 
-The 7.15 admin client always speaks https; over the broker's plain-HTTP admin port it is used
-with the workaround of Microsoft's own emulator sample (its base URL set to http after
-construction). The SAS token it signs is checked against the namespace key.
+The 7.15 admin client always speaks https, to the connection string's port. The broker serves
+https and plain HTTP on that one port: one test uses the client unchanged, trusting the broker's
+development CA; the others use the workaround of Microsoft's own emulator sample (the base URL
+set to http after construction), which plain HTTP serves. The SAS token it signs is checked
+against the namespace key.
 """
 
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
+from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError, ServiceRequestError
 from azure.servicebus import ServiceBusClient, ServiceBusMessage
 from azure.servicebus.exceptions import ServiceBusAuthenticationError
 from azure.servicebus.management import ServiceBusAdministrationClient
@@ -71,6 +73,31 @@ def test_a_queue_is_created_with_its_properties_and_used_over_amqp_at_once(broke
         assert runtime.size_in_bytes > 0
         names = [queue.name for queue in admin.list_queues()]
         assert "made-by-api" in names and "q-send-receive" in names
+
+
+def test_the_unchanged_client_speaks_https_trusting_the_development_ca(broker, client):
+    # The emulator connection string with the admin port, as a user writes it; no workaround.
+    # `connection_verify` reaches `requests` (azure-core's RequestsTransport) as `verify`.
+    conn = connection_string(broker.admin_port)
+    with ServiceBusAdministrationClient.from_connection_string(
+        conn, connection_verify=broker.admin_ca
+    ) as admin:
+        created = admin.create_queue("made-over-https", max_delivery_count=4)
+        assert created.name == "made-over-https"
+        assert admin.get_queue("made-over-https").max_delivery_count == 4
+
+    with client.get_queue_sender("made-over-https") as sender:
+        sender.send_messages(ServiceBusMessage("over amqp"))
+    with ServiceBusAdministrationClient.from_connection_string(
+        conn, connection_verify=broker.admin_ca
+    ) as admin:
+        runtime = admin.get_queue_runtime_properties("made-over-https")
+        assert runtime.active_message_count == 1
+
+    # It was https, and the certificate is really checked: without the CA, the client refuses.
+    with ServiceBusAdministrationClient.from_connection_string(conn, retry_total=0) as distrusting:
+        with pytest.raises(ServiceRequestError, match="CERTIFICATE_VERIFY_FAILED"):
+            distrusting.get_queue("made-over-https")
 
 
 def test_missing_queues_raise_resource_not_found(broker):

@@ -11,6 +11,8 @@
 //! - [`auth`]: finding the shared-access-signature tokens of a request and having them
 //!   verified.
 //! - [`http`]: the HTTP/1.1 server: routing, body limits, timeouts, graceful shutdown.
+//! - [`tls`]: TLS on the same port, its certificates (a development CA, or PEM files), and
+//!   the first-byte test that tells it from plain HTTP.
 //!
 //! The wire reference is `docs/admin-api.md` in the shared documents; section numbers (§6.2 …)
 //! in the comments refer to it.
@@ -21,4 +23,5 @@ pub mod atom;
 pub mod auth;
 pub mod control;
 pub mod http;
+pub mod tls;
 pub mod validate;

@@ -6,8 +6,8 @@
 //! answered with the service's documents (`response`). Slow clients are cut off: headers must arrive
 //! within the header-read timeout (which also bounds a kept-alive connection's idle time), and
 //! a request's body and the broker's answer within the request deadline. [`serve`] runs the
-//! accept loop; [`AdminServer::serve_connection`] serves any accepted byte stream, so TLS can
-//! be put in front of it.
+//! accept loop, and with [`ServerConfig::tls`] serves TLS and plain HTTP on the one port;
+//! [`AdminServer::serve_connection`] serves any accepted byte stream.
 
 mod answer;
 mod config;

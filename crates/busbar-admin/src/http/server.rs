@@ -1,9 +1,10 @@
-//! Connections: HTTP/1.1 on any accepted byte stream ([`AdminServer::serve_connection`], so
-//! that TLS can wrap the stream first), and the accept loop over a TCP listener ([`serve`])
-//! with its connection limit and graceful shutdown.
+//! Connections: HTTP/1.1 on any accepted byte stream ([`AdminServer::serve_connection`]), and
+//! the accept loop over a TCP listener ([`serve`]) with its connection limit, graceful
+//! shutdown and, when TLS is configured, the first-byte test between TLS and plain HTTP.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tracing::{debug, warn};
@@ -21,6 +22,7 @@ use tracing::{debug, warn};
 use super::answer::answer;
 use super::config::{Scheme, ServerConfig};
 use crate::control::NamespaceControl;
+use crate::tls::Opened;
 
 /// The most bytes of request line and headers buffered (hyper's minimum is 8 KiB; the SDKs'
 /// headers are about 1 KiB, SAS tokens included).
@@ -97,6 +99,34 @@ impl<C: NamespaceControl> AdminServer<C> {
             debug!(%error, "admin connection ended with an error");
         }
     }
+
+    /// Serves an accepted TCP connection: over TLS or plain HTTP, as its first byte tells,
+    /// when [`ServerConfig::tls`] is set; plain HTTP otherwise.
+    async fn serve_tcp(
+        &self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        shutdown: impl Future<Output = ()>,
+    ) {
+        let config = &self.shared.config;
+        let Some(tls) = &config.tls else {
+            return self.serve_connection(stream, Scheme::Http, shutdown).await;
+        };
+        tokio::pin!(shutdown);
+        let opened = tokio::select! {
+            opened = tls.open(stream, peer, config.header_read_timeout) => opened,
+            () = &mut shutdown => None,
+        };
+        match opened {
+            Some(Opened::Plain(stream)) => {
+                self.serve_connection(stream, Scheme::Http, shutdown).await;
+            }
+            Some(Opened::Tls(stream)) => {
+                self.serve_connection(stream, Scheme::Https, shutdown).await;
+            }
+            None => {}
+        }
+    }
 }
 
 /// Serves the administration API on `listener` from `control` until `shutdown` resolves; then
@@ -104,8 +134,9 @@ impl<C: NamespaceControl> AdminServer<C> {
 /// [`ServerConfig::shutdown_grace`]), and returns once all are closed.
 ///
 /// At most [`ServerConfig::max_connections`] connections are served at once; the rest wait
-/// in the listen backlog. Accept errors (out of file descriptors, a connection reset before
-/// it was accepted) are logged and accepting goes on.
+/// in the listen backlog. With [`ServerConfig::tls`], a connection whose first byte opens a
+/// TLS handshake is served over TLS, any other over plain HTTP. Accept errors (out of file
+/// descriptors, a connection reset before it was accepted) are logged and accepting goes on.
 pub async fn serve<C: NamespaceControl>(
     listener: TcpListener,
     control: Arc<C>,
@@ -149,7 +180,7 @@ pub async fn serve<C: NamespaceControl>(
                 // An error means the sender is gone, which happens only once serve returns.
                 let _ = stopping.wait_for(|&stop| stop).await;
             };
-            server.serve_connection(stream, Scheme::Http, stopped).await;
+            server.serve_tcp(stream, peer, stopped).await;
             drop(slot);
         });
     }
