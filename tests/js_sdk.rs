@@ -24,8 +24,11 @@ fn javascript_sdk_suite_passes_against_the_binary() {
     let suite = root.join("tests").join("js");
     let modules = installed_packages(&suite);
 
+    // The SDK can leave a timer behind after a file's tests (its connection retry), which would
+    // keep that file's process idle for a minute and a half once every test has reported.
     let child = Command::new("node")
         .arg("--test")
+        .arg("--test-force-exit")
         .arg(&suite)
         .current_dir(root)
         .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))

@@ -3,9 +3,9 @@
 //
 // This file starts one broker for the whole package (TestMain): a fresh temporary data
 // directory, a Config.json in the Service Bus emulator's format declaring the entities of
-// entities_test.go, and `--listen 127.0.0.1:0`; the port comes from the broker's
-// `listening on ADDR:PORT` line. After the tests it sends SIGTERM and fails the run unless
-// busbar exits with status 0.
+// entities_test.go, `--listen 127.0.0.1:0` and `--admin-listen 127.0.0.1:0`; the ports come
+// from the broker's `listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines. After the
+// tests it sends SIGTERM and fails the run unless busbar exits with status 0.
 package sdk
 
 import (
@@ -28,10 +28,15 @@ const (
 	stopTimeout  = 20 * time.Second
 )
 
-// connectionString is the emulator-style connection string of the package's broker.
-var connectionString string
+// connectionString is the emulator-style connection string of the package's broker;
+// adminConnectionString is the same with the admin port, as the emulator documents for the
+// administration client.
+var connectionString, adminConnectionString string
 
-var listening = regexp.MustCompile(`listening on \S*:(\d+)`)
+var (
+	listening      = regexp.MustCompile(`^listening on \S*:(\d+)`)
+	adminListening = regexp.MustCompile(`^admin listening on \S*:(\d+)`)
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(runWithBroker(m))
@@ -43,9 +48,13 @@ func runWithBroker(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	connectionString = "Endpoint=sb://localhost:" + broker.port +
-		";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;" +
-		"UseDevelopmentEmulator=true;"
+	connectionStringFor := func(port string) string {
+		return "Endpoint=sb://localhost:" + port +
+			";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;" +
+			"UseDevelopmentEmulator=true;"
+	}
+	connectionString = connectionStringFor(broker.port)
+	adminConnectionString = connectionStringFor(broker.adminPort)
 	code := m.Run()
 	if err := broker.stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -55,10 +64,11 @@ func runWithBroker(m *testing.M) int {
 }
 
 type broker struct {
-	cmd    *exec.Cmd
-	dir    string
-	port   string
-	exited chan error
+	cmd       *exec.Cmd
+	dir       string
+	port      string
+	adminPort string
+	exited    chan error
 }
 
 // startBroker starts busbar in a fresh temporary directory and waits until it listens.
@@ -79,7 +89,7 @@ func startBroker() (*broker, error) {
 }
 
 // startBrokerIn writes Config.json into dir, starts binary with its data under dir, and reads
-// the bound port from its stdout.
+// the bound ports from its stdout.
 func startBrokerIn(dir, binary string) (*broker, error) {
 	config := filepath.Join(dir, "Config.json")
 	document, err := json.MarshalIndent(emulatorConfig(), "", "  ")
@@ -103,14 +113,21 @@ func startBrokerIn(dir, binary string) (*broker, error) {
 		return nil, fmt.Errorf("cannot start %s: %w", binary, err)
 	}
 	b := &broker{cmd: cmd, dir: dir, exited: make(chan error, 1)}
-	ports := make(chan string, 1)
+	ports := make(chan [2]string, 1)
 	go func() {
 		// Reads stdout to its end so that the broker never blocks on a full pipe.
+		var amqp, admin string
 		lines := bufio.NewScanner(stdout)
 		for lines.Scan() {
 			if found := listening.FindStringSubmatch(lines.Text()); found != nil {
+				amqp = found[1]
+			}
+			if found := adminListening.FindStringSubmatch(lines.Text()); found != nil {
+				admin = found[1]
+			}
+			if amqp != "" && admin != "" {
 				select {
-				case ports <- found[1]:
+				case ports <- [2]string{amqp, admin}:
 				default:
 				}
 			}
@@ -118,13 +135,15 @@ func startBrokerIn(dir, binary string) (*broker, error) {
 		b.exited <- cmd.Wait()
 	}()
 	select {
-	case b.port = <-ports:
+	case found := <-ports:
+		b.port, b.adminPort = found[0], found[1]
 		return b, nil
 	case err := <-b.exited:
 		return nil, fmt.Errorf("busbar exited before listening: %v", err)
 	case <-time.After(startTimeout):
 		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("busbar did not print \"listening on\" within %v", startTimeout)
+		return nil, fmt.Errorf("busbar did not print \"listening on\" and \"admin listening on\" within %v",
+			startTimeout)
 	}
 }
 

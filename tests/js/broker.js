@@ -1,6 +1,7 @@
 // Starts the real `busbar` binary for the JavaScript SDK tests: a fresh data directory, a
-// Config.json in the emulator's format with the entities a test file asks for, and
-// `--listen 127.0.0.1:0`; the port comes from the broker's `listening on ADDR:PORT` line.
+// Config.json in the emulator's format with the entities a test file asks for,
+// `--listen 127.0.0.1:0` and `--admin-listen 127.0.0.1:0`; the ports come from the broker's
+// `listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines.
 "use strict";
 
 const { spawn } = require("node:child_process");
@@ -43,7 +44,11 @@ function emulatorConfig(queues, topics) {
   };
 }
 
-/** A running broker: `connectionString` for the SDK, `stop()` to end it (asserts exit 0). */
+/**
+ * A running broker: `connectionString` for the SDK, `adminConnectionString` (the same with the
+ * admin port, as the emulator documents for the administration client), `adminPort`, and
+ * `stop()` to end it (asserts exit 0).
+ */
 async function startBroker({ queues = {}, topics = {} } = {}) {
   const binary = process.env.BUSBAR_BIN;
   if (!binary) {
@@ -58,27 +63,37 @@ async function startBroker({ queues = {}, topics = {} } = {}) {
      "--admin-listen", "127.0.0.1:0"],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  const address = await listeningAddress(child);
+  const { address, adminAddress } = await listeningAddresses(child);
+  const adminPort = Number(adminAddress.split(":").pop());
+  const connectionStringFor = (endpoint) =>
+    `Endpoint=sb://${endpoint};SharedAccessKeyName=RootManageSharedAccessKey;` +
+    "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
   return {
-    connectionString:
-      `Endpoint=sb://${address};SharedAccessKeyName=RootManageSharedAccessKey;` +
-      "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;",
+    connectionString: connectionStringFor(address),
+    adminConnectionString: connectionStringFor(`localhost:${adminPort}`),
+    adminPort,
     stop: () => stopBroker(child, directory),
   };
 }
 
-function listeningAddress(child) {
+/** The AMQP and admin addresses from the `listening on` and `admin listening on` lines. */
+function listeningAddresses(child) {
   return new Promise((resolve, reject) => {
     const lines = readline.createInterface({ input: child.stdout });
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`busbar did not print "listening on" within ${START_TIMEOUT_MS} ms`));
+      reject(new Error(
+        `busbar did not print "listening on" and "admin listening on" within ${START_TIMEOUT_MS} ms`));
     }, START_TIMEOUT_MS);
+    const found = {};
     lines.on("line", (line) => {
-      const found = /listening on (\S+)/.exec(line);
-      if (found) {
+      const amqp = /^listening on (\S+)/.exec(line);
+      const admin = /^admin listening on (\S+)/.exec(line);
+      if (amqp) found.address = amqp[1];
+      if (admin) found.adminAddress = admin[1];
+      if (found.address && found.adminAddress) {
         clearTimeout(timer);
-        resolve(found[1]);
+        resolve(found);
       }
     });
     child.on("exit", (code) => {

@@ -154,16 +154,16 @@ impl Control {
         check(&next)?;
         let definition = Definition::new(config.clone(), kept, state.clock.now().as_millis());
         let path = config.name.to_string();
-        let id = changes.ids.id_of(&path);
-        let mut records = changes.ids.take_new_records();
-        records.push(definitions::stored(Kind::Queue, &path, &definition));
-        state.durable(records).await?;
-        let handle = state.start_entity(
-            path,
-            id,
-            registry::queue_entity_config(&config),
-            Delivery::Receivers(&config.delivery),
-        )?;
+        let record = definitions::stored(Kind::Queue, &path, &definition);
+        let (_, handle) = state
+            .create_entity(
+                &mut changes.ids,
+                path,
+                |_| vec![record],
+                registry::queue_entity_config(&config),
+                Delivery::Receivers(&config.delivery),
+            )
+            .await?;
         state
             .registry
             .change(|registry| registry.add_queue(&config, handle));
@@ -283,6 +283,24 @@ impl ControlState {
             Ok(handle) => counts(&handle).await,
             Err(_) => MessageCounts::default(),
         }
+    }
+
+    /// Makes a new entity durable (its id, then the records `definition` makes for that id) and
+    /// starts its task; returns its id and the handle that reaches it.
+    async fn create_entity(
+        &self,
+        ids: &mut IdAssigner,
+        path: String,
+        definition: impl FnOnce(EntityId) -> Vec<Record>,
+        config: EntityConfig,
+        delivery: Delivery<'_>,
+    ) -> Result<(EntityId, EntityHandle), ControlError> {
+        let id = ids.id_of(&path);
+        let mut records = ids.take_new_records();
+        records.extend(definition(id));
+        self.durable(records).await?;
+        let handle = self.start_entity(path, id, config, delivery)?;
+        Ok((id, handle))
     }
 
     /// Starts the task of a new, empty entity; returns the handle that reaches it.

@@ -90,16 +90,16 @@ impl Control {
         check(&next)?;
         let definition = Definition::new(config.clone(), kept, state.clock.now().as_millis());
         let path = config.name.to_string();
-        let id = changes.ids.id_of(&path);
-        let mut records = changes.ids.take_new_records();
-        records.push(definitions::stored(Kind::Topic, &path, &definition));
-        state.durable(records).await?;
-        let scheduled = state.start_entity(
-            path,
-            id,
-            topic_schedule::entity_config(&config),
-            Delivery::ToSubscriptionsOf(&config.name),
-        )?;
+        let record = definitions::stored(Kind::Topic, &path, &definition);
+        let (_, scheduled) = state
+            .create_entity(
+                &mut changes.ids,
+                path,
+                |_| vec![record],
+                topic_schedule::entity_config(&config),
+                Delivery::ToSubscriptionsOf(&config.name),
+            )
+            .await?;
         state
             .registry
             .change(|registry| registry.add_topic(&config, scheduled));
@@ -305,18 +305,17 @@ impl Control {
         check(&next)?;
         let definition = Definition::new(config.clone(), kept, state.clock.now().as_millis());
         let path = subscription_path(&topic_config, &config);
-        let id = changes.ids.id_of(&path);
-        let mut records = changes.ids.take_new_records();
-        records.push(subscription_record(&topic, &definition));
-        // Also replaces what a deleted subscription of that name left.
-        records.push(rule_changes::record(id, &rules));
-        state.durable(records).await?;
-        let handle = state.start_entity(
-            path,
-            id,
-            subscription_entity_config(&topic_config, &config),
-            Delivery::Receivers(&config.delivery),
-        )?;
+        let record = subscription_record(&topic, &definition);
+        let (id, handle) = state
+            .create_entity(
+                &mut changes.ids,
+                path,
+                // The rules record also replaces what a deleted subscription of that name left.
+                |id| vec![record, rule_changes::record(id, &rules)],
+                subscription_entity_config(&topic_config, &config),
+                Delivery::Receivers(&config.delivery),
+            )
+            .await?;
         let route = subscription_route(&config, rules, id, handle);
         state
             .registry

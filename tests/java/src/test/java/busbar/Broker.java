@@ -1,6 +1,7 @@
 // One run of the real `busbar` binary (named by $BUSBAR_BIN) for a test class: a fresh temporary
-// data directory, the suite's Config.json (src/test/resources, the emulator's format) and
-// `--listen 127.0.0.1:0`; the port comes from the broker's `listening on ADDR:PORT` line on stdout.
+// data directory, the suite's Config.json (src/test/resources, the emulator's format),
+// `--listen 127.0.0.1:0` and `--admin-listen 127.0.0.1:0`; the ports come from the broker's
+// `listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines on stdout.
 // stop() sends SIGTERM and requires exit status 0. The broker's log (stderr) goes to a file whose
 // tail BrokerTest prints when a test fails.
 package busbar;
@@ -24,18 +25,22 @@ import java.util.stream.Stream;
 final class Broker {
     private static final long START_TIMEOUT_SECS = 30;
     private static final long STOP_TIMEOUT_SECS = 20;
-    private static final Pattern LISTENING = Pattern.compile("listening on \\S*:(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile("^listening on \\S*:(\\d+)");
+    private static final Pattern ADMIN_LISTENING = Pattern.compile("^admin listening on \\S*:(\\d+)");
 
     private final Process process;
     private final Path workDir;
     private final Path log;
     final int port;
+    /** The administration API's port. */
+    final int adminPort;
 
-    private Broker(Process process, Path workDir, Path log, int port) {
+    private Broker(Process process, Path workDir, Path log, int port, int adminPort) {
         this.process = process;
         this.workDir = workDir;
         this.log = log;
         this.port = port;
+        this.adminPort = adminPort;
     }
 
     static Broker start() throws IOException, InterruptedException {
@@ -60,11 +65,13 @@ final class Broker {
         process.getOutputStream().close();
 
         CompletableFuture<Integer> port = new CompletableFuture<>();
-        Thread reader = new Thread(() -> pump(process, port), "busbar-stdout");
+        CompletableFuture<Integer> adminPort = new CompletableFuture<>();
+        Thread reader = new Thread(() -> pump(process, port, adminPort), "busbar-stdout");
         reader.setDaemon(true);
         reader.start();
         try {
-            return new Broker(process, workDir, log, port.get(START_TIMEOUT_SECS, TimeUnit.SECONDS));
+            return new Broker(process, workDir, log, port.get(START_TIMEOUT_SECS, TimeUnit.SECONDS),
+                adminPort.get(START_TIMEOUT_SECS, TimeUnit.SECONDS));
         } catch (Exception error) {
             process.destroyForcibly().waitFor();
             throw new IllegalStateException("busbar did not report a listening port: " + error
@@ -72,25 +79,41 @@ final class Broker {
         }
     }
 
-    // Reads stdout to its end (so the broker never blocks on a full pipe), noting the port.
-    private static void pump(Process process, CompletableFuture<Integer> port) {
+    // Reads stdout to its end (so the broker never blocks on a full pipe), noting the ports.
+    private static void pump(Process process, CompletableFuture<Integer> port,
+            CompletableFuture<Integer> adminPort) {
         try (BufferedReader lines = new BufferedReader(
                 new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = lines.readLine()) != null; ) {
-                Matcher found = LISTENING.matcher(line);
-                if (!port.isDone() && found.find() && !found.group(1).equals("0")) {
-                    port.complete(Integer.parseInt(found.group(1)));
-                }
+                notePort(LISTENING.matcher(line), port);
+                notePort(ADMIN_LISTENING.matcher(line), adminPort);
             }
         } catch (IOException error) {
             port.completeExceptionally(error);
+            adminPort.completeExceptionally(error);
         }
         port.completeExceptionally(new IOException("busbar closed stdout before listening"));
+        adminPort.completeExceptionally(new IOException("busbar closed stdout before admin listening"));
+    }
+
+    private static void notePort(Matcher found, CompletableFuture<Integer> port) {
+        if (!port.isDone() && found.find() && !found.group(1).equals("0")) {
+            port.complete(Integer.parseInt(found.group(1)));
+        }
     }
 
     /** The emulator's connection string; the Java SDK keeps the port with UseDevelopmentEmulator. */
     String connectionString() {
         return "Endpoint=sb://localhost:" + port + ";SharedAccessKeyName=RootManageSharedAccessKey;"
+            + "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
+    }
+
+    /**
+     * The same with the admin port, as the emulator documents for the administration client (the
+     * Java SDK drops that port; the tests' pipeline policy puts it back).
+     */
+    String adminConnectionString() {
+        return "Endpoint=sb://localhost:" + adminPort + ";SharedAccessKeyName=RootManageSharedAccessKey;"
             + "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
     }
 
