@@ -55,6 +55,12 @@ func runWithBroker(m *testing.M) int {
 	}
 	connectionString = connectionStringFor(broker.port)
 	adminConnectionString = connectionStringFor(broker.adminPort)
+	// Trust the development CA the broker made for https on its admin port, as a user would
+	// (Go reads it when the first TLS connection needs the system roots).
+	if err := os.Setenv("SSL_CERT_FILE", filepath.Join(broker.dir, "data", "tls", "ca.crt")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code := m.Run()
 	if err := broker.stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

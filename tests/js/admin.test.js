@@ -299,3 +299,17 @@ test("the stable 7.9.5 admin client works with the emulator sample's workaround"
   await admin.deleteQueue("js-stable");
   await assert.rejects(admin.getQueue("js-stable"), restError(200, "MessageEntityNotFoundError"));
 });
+
+test("the stable 7.9.5 client speaks https to the admin port unchanged, trusting the development CA", async () => {
+  const fs = require("node:fs");
+  const admin = new stable.ServiceBusAdministrationClient(bus.broker.adminConnectionString, {
+    tlsOptions: { ca: fs.readFileSync(bus.broker.adminCaFile) },
+  });
+  await admin.createQueue("over-https", { maxDeliveryCount: 4 });
+  const queue = await admin.getQueue("over-https");
+  assert.equal(queue.maxDeliveryCount, 4);
+  const runtime = await admin.getQueueRuntimeProperties("over-https");
+  assert.equal(runtime.activeMessageCount, 0);
+  await admin.deleteQueue("over-https");
+  assert.equal(await admin.queueExists("over-https"), false);
+});

@@ -46,8 +46,8 @@ function emulatorConfig(queues, topics) {
 
 /**
  * A running broker: `connectionString` for the SDK, `adminConnectionString` (the same with the
- * admin port, as the emulator documents for the administration client), `adminPort`, and
- * `stop()` to end it (asserts exit 0).
+ * admin port, as the emulator documents for the administration client), `adminPort`,
+ * `adminCaFile` (the CA to trust for https on that port), and `stop()` to end it (asserts exit 0).
  */
 async function startBroker({ queues = {}, topics = {} } = {}) {
   const binary = process.env.BUSBAR_BIN;
@@ -72,6 +72,8 @@ async function startBroker({ queues = {}, topics = {} } = {}) {
     connectionString: connectionStringFor(address),
     adminConnectionString: connectionStringFor(`localhost:${adminPort}`),
     adminPort,
+    // The development CA the broker made for its admin port's https (under its data directory).
+    adminCaFile: path.join(directory, "data", "tls", "ca.crt"),
     stop: () => stopBroker(child, directory),
   };
 }
