@@ -1,11 +1,13 @@
 //! The administration API of the `busbar` binary: busbar-admin's HTTP server answering through
 //! the broker's control interface, with the namespace keys `$cbs` checks. Queues, topics,
-//! subscriptions and rules are created, read, listed, changed and deleted while the broker runs;
-//! the descriptions are translated in `convert`.
+//! subscriptions and rules are created, read, listed, changed and deleted while the broker runs
+//! (the descriptions are translated in `convert`); purge and reset, and with `--test-controls`
+//! the virtual clock and fault injection, serve test suites.
 
 mod convert;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use busbar_admin::atom::{
     MessagingSku, NamespaceInfo, PageRequest, QueueProperties, RuleProperties,
@@ -13,8 +15,8 @@ use busbar_admin::atom::{
 };
 use busbar_admin::auth::Authorization;
 use busbar_admin::control::{
-    ControlError, ControlResult, NamespaceControl, Page, QueueEntry, RuleEntry, SubscriptionEntry,
-    TopicEntry,
+    ClockState, ControlError, ControlResult, Fault, NamespaceControl, Page, QueueEntry, RuleEntry,
+    SubscriptionEntry, TopicEntry,
 };
 use busbar_broker::auth::{SasKeys, SasToken};
 use busbar_broker::runtime::{self, Control};
@@ -234,6 +236,57 @@ impl NamespaceControl for BrokerNamespace {
     async fn delete_rule(&self, topic: &str, subscription: &str, name: &str) -> ControlResult<()> {
         let removed = self.control.remove_rule(topic, subscription, name).await;
         removed.map_err(control_error)
+    }
+
+    fn test_controls(&self) -> bool {
+        self.control.test_controls()
+    }
+
+    async fn purge(&self, entity: &str, dead_letter_only: bool) -> ControlResult<u64> {
+        // Like every test control, purge and reset exist only with --test-controls.
+        if !self.test_controls() {
+            return Err(ControlError::NotFound);
+        }
+        let purged = self.control.purge(entity, dead_letter_only).await;
+        purged
+            .map(|count| u64::try_from(count).unwrap_or(u64::MAX))
+            .map_err(control_error)
+    }
+
+    async fn reset(&self) -> ControlResult<()> {
+        if !self.test_controls() {
+            return Err(ControlError::NotFound);
+        }
+        self.control.reset().await.map_err(control_error)
+    }
+
+    async fn clock(&self) -> ControlResult<ClockState> {
+        self.control
+            .clock()
+            .await
+            .map(clock_state)
+            .map_err(control_error)
+    }
+
+    async fn advance_clock(&self, by: Duration) -> ControlResult<ClockState> {
+        let advanced = self.control.advance_clock(by).await;
+        advanced.map(clock_state).map_err(control_error)
+    }
+
+    async fn inject_fault(&self, entity: &str, fault: Fault) -> ControlResult<()> {
+        let fault = match fault {
+            Fault::ServerBusy { count } => runtime::Fault::ServerBusy(count),
+            Fault::LockLost { count } => runtime::Fault::LockLost(count),
+        };
+        let injected = self.control.inject_fault(entity, fault).await;
+        injected.map_err(control_error)
+    }
+}
+
+fn clock_state(clock: runtime::ClockState) -> ClockState {
+    ClockState {
+        now: Timestamp::from_unix_millis(clock.now.as_millis()),
+        offset: clock.offset,
     }
 }
 

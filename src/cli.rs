@@ -1,9 +1,15 @@
 //! The `busbar` command line: a handful of flags, parsed by hand (they do not justify clap's
-//! compile time), with errors that name the offending flag.
+//! compile time), with errors that name the offending flag. `busbar ctl …` is the client of a
+//! running broker's controls ([`CtlOptions`], carried out by `crate::ctl`).
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use busbar_admin::control::Fault;
+use busbar_admin::test_controls::parse_duration;
+use busbar_broker::auth::{DEFAULT_KEY, DEFAULT_KEY_NAME};
 
 /// The default AMQP listen address (plain AMQP, as the emulator).
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:5672";
@@ -11,10 +17,16 @@ pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:5672";
 pub(crate) const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:5300";
 /// The default data directory.
 pub(crate) const DEFAULT_DATA_DIR: &str = "./busbar-data";
+/// The administration API `busbar ctl` talks to by default.
+pub(crate) const DEFAULT_ADMIN_URL: &str = "http://127.0.0.1:5300";
+/// The commands of `busbar ctl`, for errors.
+const CTL_COMMANDS: &str = "purge ENTITY [--dead-letter], reset, clock show, \
+     clock advance DURATION, fault ENTITY server-busy|lock-lost [--count N]";
 
 /// The usage text of `--help`.
 pub(crate) const USAGE: &str = "\
 Usage: busbar [OPTIONS]
+       busbar ctl [--admin <URL>] [--key <NAME:KEY>] <COMMAND>
 
 An AMQP 1.0 message broker that speaks the Azure Service Bus dialect, so the official Service
 Bus SDKs run against it unchanged (connection string with UseDevelopmentEmulator=true).
@@ -38,19 +50,43 @@ Options:
                          With --memory they go to ./busbar-data/tls (nothing else is
                          written there), so the CA trusted once is the same for runs
                          with and without --memory from the same directory
+  --test-controls        For test suites only: a virtual clock (`busbar ctl clock advance`)
+                         and fault injection (`busbar ctl fault`), on the admin port
   -h, --help             Print this help
   -V, --version          Print the version
 
 Logging goes to standard error; filter it with RUST_LOG (e.g. RUST_LOG=busbar=debug).
 
+busbar ctl controls a running broker through its administration API:
+  purge <ENTITY> [--dead-letter]
+                         Remove every message of a queue, or of a subscription named
+                         <topic>/Subscriptions/<subscription>, with its sessions and their
+                         state; with --dead-letter, only those of its dead-letter queue
+  reset                  Bring the namespace back to its configured entities, no messages
+  clock show             The broker's virtual clock (needs --test-controls)
+  clock advance <DURATION>
+                         Move the virtual clock forward: ISO 8601 (PT2H, PT1H30M) or
+                         90s, 2h, 15m, 500ms (needs --test-controls)
+  fault <ENTITY> server-busy|lock-lost [--count <N>]
+                         Refuse the next N sends to the entity with
+                         com.microsoft:server-busy, or answer the next N settlements with
+                         lock lost [default N: 1] (needs --test-controls)
+  --admin <URL>          The administration API, plain http [default: http://127.0.0.1:5300]
+  --key <NAME:KEY>       The shared access key that signs the requests
+                         [default: RootManageSharedAccessKey:SAS_KEY_VALUE]
+It prints what the broker did, e.g. `purged 3 messages from orders`.
+
 Exit status: 0 for --help, --version and after a clean shutdown (SIGINT or SIGTERM), 1 for an
-invalid configuration, 2 for a usage error, 3 when the broker cannot start or fails.";
+invalid configuration, 2 for a usage error, 3 when the broker cannot start or fails. busbar ctl:
+0 when the broker did it, 1 when it refused or could not be reached, 2 for a usage error.";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Command {
     /// Run the broker with these options.
     Serve(ServeOptions),
+    /// `busbar ctl`: ask a running broker.
+    Ctl(CtlOptions),
     /// Print the usage text.
     Help,
     /// Print the version.
@@ -70,6 +106,8 @@ pub(crate) struct ServeOptions {
     pub(crate) admin_listen: Option<SocketAddr>,
     /// `--tls-cert` and `--tls-key`; `None` for the development CA.
     pub(crate) tls: Option<TlsFiles>,
+    /// `--test-controls`: a virtual clock and fault injection, for test suites.
+    pub(crate) test_controls: bool,
 }
 
 /// The administration API's own certificate chain and key (`--tls-cert`, `--tls-key`).
@@ -79,6 +117,44 @@ pub(crate) struct TlsFiles {
     pub(crate) cert: PathBuf,
     /// The private key, PEM.
     pub(crate) key: PathBuf,
+}
+
+/// What `busbar ctl` asks of a running broker, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CtlOptions {
+    /// `--admin`: the administration API's `http://` URL, without a trailing `/`.
+    pub(crate) admin: String,
+    /// `--key`: the name of the shared access key that signs the requests,
+    pub(crate) key_name: String,
+    /// and the key.
+    pub(crate) key: String,
+    /// The command.
+    pub(crate) command: CtlCommand,
+}
+
+/// A `busbar ctl` command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CtlCommand {
+    /// `purge ENTITY [--dead-letter]`.
+    Purge {
+        /// A queue, or `topic/Subscriptions/subscription`.
+        entity: String,
+        /// `--dead-letter`.
+        dead_letter_only: bool,
+    },
+    /// `reset`.
+    Reset,
+    /// `clock show`.
+    ClockShow,
+    /// `clock advance DURATION`.
+    ClockAdvance(Duration),
+    /// `fault ENTITY server-busy|lock-lost [--count N]`.
+    Fault {
+        /// A queue, topic, or `topic/Subscriptions/subscription`.
+        entity: String,
+        /// The fault and how many times.
+        fault: Fault,
+    },
 }
 
 /// Where messages are kept.
@@ -130,15 +206,57 @@ pub(crate) enum CliError {
     /// An argument that is not valid UTF-8 where text is needed.
     #[error("{0} is not valid UTF-8")]
     NotUnicode(String),
+    /// `busbar ctl` without a command.
+    #[error("ctl needs a command: {CTL_COMMANDS}")]
+    MissingCtlCommand,
+    /// `busbar ctl` words that are no command.
+    #[error("\"ctl {0}\" is not a command; the commands are {CTL_COMMANDS}")]
+    UnknownCtlCommand(String),
+    /// `--admin` is not an `http://` URL.
+    #[error(
+        "--admin {0:?} is not an http:// URL such as http://127.0.0.1:5300 (busbar ctl speaks \
+         plain http, which the admin port serves next to https)"
+    )]
+    InvalidAdmin(String),
+    /// `--key` is not `NAME:KEY` (the text is not repeated: it holds a secret).
+    #[error("--key is not NAME:KEY, such as RootManageSharedAccessKey:SAS_KEY_VALUE")]
+    InvalidKey,
+    /// `--count` is not a whole number.
+    #[error("--count {0:?} is not a whole number of at most 4294967295")]
+    InvalidCount(String),
+    /// `clock advance` got no duration it understands.
+    #[error(
+        "{0:?} is not a duration: write ISO 8601 (PT2H, PT1H30M) or a number and unit \
+         (90s, 2h, 15m, 500ms)"
+    )]
+    InvalidDuration(String),
+    /// A fault that does not exist.
+    #[error("{0:?} is not a fault: server-busy or lock-lost")]
+    UnknownFault(String),
+    /// A ctl flag given to a command that does not take it.
+    #[error("{flag} goes only with {command}")]
+    FlagNotFor {
+        /// The flag.
+        flag: &'static str,
+        /// The command that takes it.
+        command: &'static str,
+    },
 }
 
 /// Parses the arguments after the program name. `--help` and `--version` win as soon as they
 /// are seen; `--flag value` and `--flag=value` are both accepted.
 pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliError> {
-    let mut args = args.into_iter();
+    let mut args = args.into_iter().peekable();
+    if args
+        .next_if(|first| first.to_str() == Some("ctl"))
+        .is_some()
+    {
+        return parse_ctl(args);
+    }
     let mut config: Option<PathBuf> = None;
     let mut data_dir: Option<PathBuf> = None;
     let mut memory = false;
+    let mut test_controls = false;
     let mut listen: Option<SocketAddr> = None;
     let mut admin_listen: Option<Option<SocketAddr>> = None;
     let mut tls_cert: Option<PathBuf> = None;
@@ -206,6 +324,10 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
             }
             "--memory" if memory => return Err(CliError::Repeated("--memory")),
             "--memory" => memory = true,
+            "--test-controls" if inline_value.is_some() => {
+                return Err(CliError::UnexpectedValue("--test-controls"));
+            }
+            "--test-controls" => test_controls = true,
             _ => return Err(CliError::UnknownArgument(text.to_owned())),
         }
     }
@@ -246,7 +368,150 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
         listen,
         admin_listen,
         tls,
+        test_controls,
     }))
+}
+
+/// Parses the arguments after `ctl`: flags anywhere, the command's words in order.
+fn parse_ctl(mut args: impl Iterator<Item = OsString>) -> Result<Command, CliError> {
+    let mut admin: Option<String> = None;
+    let mut key: Option<(String, String)> = None;
+    let mut count: Option<u32> = None;
+    let mut dead_letter = false;
+    let mut words: Vec<String> = Vec::new();
+    while let Some(arg) = args.next() {
+        let text = arg
+            .to_str()
+            .ok_or_else(|| CliError::NotUnicode(arg.to_string_lossy().into_owned()))?;
+        let (name, inline_value) = match text.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value)),
+            _ => (text, None),
+        };
+        let mut value = |flag, placeholder| flag_value(inline_value, &mut args, flag, placeholder);
+        match name {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--admin" => set_once(
+                &mut admin,
+                "--admin",
+                admin_url(&value("--admin", "<URL>")?)?,
+            )?,
+            "--key" => {
+                let text = value("--key", "<NAME:KEY>")?;
+                let (name, key_value) = (text.split_once(':'))
+                    .filter(|(name, key)| !name.is_empty() && !key.is_empty())
+                    .ok_or(CliError::InvalidKey)?;
+                set_once(&mut key, "--key", (name.to_owned(), key_value.to_owned()))?;
+            }
+            "--count" => {
+                let text = value("--count", "<N>")?;
+                let parsed = text.parse().map_err(|_| CliError::InvalidCount(text))?;
+                set_once(&mut count, "--count", parsed)?;
+            }
+            "--dead-letter" if inline_value.is_some() => {
+                return Err(CliError::UnexpectedValue("--dead-letter"));
+            }
+            "--dead-letter" if dead_letter => return Err(CliError::Repeated("--dead-letter")),
+            "--dead-letter" => dead_letter = true,
+            flag if flag.starts_with("--") => {
+                return Err(CliError::UnknownArgument(text.to_owned()));
+            }
+            _ => words.push(text.to_owned()),
+        }
+    }
+    let command = ctl_command(&words, dead_letter, count)?;
+    let (key_name, key) =
+        key.unwrap_or_else(|| (DEFAULT_KEY_NAME.to_owned(), DEFAULT_KEY.to_owned()));
+    Ok(Command::Ctl(CtlOptions {
+        admin: admin.unwrap_or_else(|| DEFAULT_ADMIN_URL.to_owned()),
+        key_name,
+        key,
+        command,
+    }))
+}
+
+/// The command the words of `busbar ctl` name, with `--dead-letter` (purge only) and
+/// `--count` (fault only).
+fn ctl_command(
+    words: &[String],
+    dead_letter: bool,
+    count: Option<u32>,
+) -> Result<CtlCommand, CliError> {
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let command = match words[..] {
+        [] => return Err(CliError::MissingCtlCommand),
+        ["purge", entity] => CtlCommand::Purge {
+            entity: entity.to_owned(),
+            dead_letter_only: dead_letter,
+        },
+        ["reset"] => CtlCommand::Reset,
+        ["clock", "show"] => CtlCommand::ClockShow,
+        ["clock", "advance", by] => CtlCommand::ClockAdvance(
+            parse_duration(by).ok_or_else(|| CliError::InvalidDuration(by.to_owned()))?,
+        ),
+        ["fault", entity, kind] => {
+            let count = count.unwrap_or(1);
+            let fault = match kind {
+                "server-busy" => Fault::ServerBusy { count },
+                "lock-lost" => Fault::LockLost { count },
+                other => return Err(CliError::UnknownFault(other.to_owned())),
+            };
+            CtlCommand::Fault {
+                entity: entity.to_owned(),
+                fault,
+            }
+        }
+        _ => return Err(CliError::UnknownCtlCommand(words.join(" "))),
+    };
+    if dead_letter && !matches!(command, CtlCommand::Purge { .. }) {
+        return Err(CliError::FlagNotFor {
+            flag: "--dead-letter",
+            command: "purge",
+        });
+    }
+    if count.is_some() && !matches!(command, CtlCommand::Fault { .. }) {
+        return Err(CliError::FlagNotFor {
+            flag: "--count",
+            command: "fault",
+        });
+    }
+    Ok(command)
+}
+
+/// A ctl flag's value: after `=`, or the next argument unless that is a flag.
+fn flag_value(
+    inline_value: Option<&str>,
+    args: &mut impl Iterator<Item = OsString>,
+    flag: &'static str,
+    placeholder: &'static str,
+) -> Result<String, CliError> {
+    let value = match inline_value {
+        Some(value) => value.to_owned(),
+        None => args
+            .next()
+            .map(|next| next.to_string_lossy().into_owned())
+            .filter(|next| !next.starts_with("--"))
+            .unwrap_or_default(),
+    };
+    if value.is_empty() {
+        return Err(CliError::MissingValue { flag, placeholder });
+    }
+    Ok(value)
+}
+
+/// `--admin`: an `http://` URL (`http://` is added to a bare `host:port`), without trailing `/`.
+fn admin_url(text: &str) -> Result<String, CliError> {
+    let url = if text.contains("://") {
+        text.to_owned()
+    } else {
+        format!("http://{text}")
+    };
+    let invalid = || CliError::InvalidAdmin(text.to_owned());
+    let rest = url.strip_prefix("http://").ok_or_else(invalid)?;
+    let host = rest.split('/').next().unwrap_or("");
+    if host.is_empty() || rest.contains(['?', '#', ' ']) {
+        return Err(invalid());
+    }
+    Ok(url.trim_end_matches('/').to_owned())
 }
 
 fn set_once<T>(slot: &mut Option<T>, flag: &'static str, value: T) -> Result<(), CliError> {
@@ -283,6 +548,7 @@ mod tests {
             listen: listen.parse().unwrap(),
             admin_listen: Some(DEFAULT_ADMIN_LISTEN.parse().unwrap()),
             tls: None,
+            test_controls: false,
         })
     }
 
@@ -295,6 +561,18 @@ mod tests {
         assert_eq!(
             parse_args(&[]),
             Ok(serve(None, default_dir(), "127.0.0.1:5672"))
+        );
+    }
+
+    #[test]
+    fn test_controls_are_off_unless_asked_for() {
+        let Ok(Command::Serve(on)) = parse_args(&["--test-controls"]) else {
+            panic!("not a serve command");
+        };
+        assert!(on.test_controls);
+        assert_eq!(
+            parse_args(&["--test-controls=yes"]),
+            Err(CliError::UnexpectedValue("--test-controls"))
         );
     }
 
@@ -381,6 +659,188 @@ mod tests {
         assert_eq!(parse_args(&["-h", "--bogus"]), Ok(Command::Help));
         assert_eq!(parse_args(&["--memory", "--version"]), Ok(Command::Version));
         assert_eq!(parse_args(&["-V"]), Ok(Command::Version));
+    }
+
+    fn ctl(command: CtlCommand) -> Command {
+        Command::Ctl(CtlOptions {
+            admin: DEFAULT_ADMIN_URL.to_owned(),
+            key_name: DEFAULT_KEY_NAME.to_owned(),
+            key: DEFAULT_KEY.to_owned(),
+            command,
+        })
+    }
+
+    fn purge(entity: &str, dead_letter_only: bool) -> CtlCommand {
+        CtlCommand::Purge {
+            entity: entity.to_owned(),
+            dead_letter_only,
+        }
+    }
+
+    fn fault(entity: &str, fault: Fault) -> CtlCommand {
+        CtlCommand::Fault {
+            entity: entity.to_owned(),
+            fault,
+        }
+    }
+
+    #[test]
+    fn ctl_commands_with_their_flags_anywhere() {
+        let table: &[(&[&str], CtlCommand)] = &[
+            (&["ctl", "purge", "orders"], purge("orders", false)),
+            (
+                &["ctl", "purge", "t/Subscriptions/s", "--dead-letter"],
+                purge("t/Subscriptions/s", true),
+            ),
+            (
+                &["ctl", "--dead-letter", "purge", "orders"],
+                purge("orders", true),
+            ),
+            (&["ctl", "reset"], CtlCommand::Reset),
+            (&["ctl", "clock", "show"], CtlCommand::ClockShow),
+            (
+                &["ctl", "clock", "advance", "PT1H30M"],
+                CtlCommand::ClockAdvance(Duration::from_secs(5400)),
+            ),
+            (
+                &["ctl", "clock", "advance", "90s"],
+                CtlCommand::ClockAdvance(Duration::from_secs(90)),
+            ),
+            (
+                &["ctl", "clock", "advance", "500ms"],
+                CtlCommand::ClockAdvance(Duration::from_millis(500)),
+            ),
+            (
+                &["ctl", "fault", "orders", "server-busy"],
+                fault("orders", Fault::ServerBusy { count: 1 }),
+            ),
+            (
+                &[
+                    "ctl",
+                    "fault",
+                    "t/Subscriptions/s",
+                    "lock-lost",
+                    "--count",
+                    "3",
+                ],
+                fault("t/Subscriptions/s", Fault::LockLost { count: 3 }),
+            ),
+            (
+                &["ctl", "--count=2", "fault", "orders", "server-busy"],
+                fault("orders", Fault::ServerBusy { count: 2 }),
+            ),
+        ];
+        for (args, command) in table {
+            assert_eq!(parse_args(args), Ok(ctl(command.clone())), "{args:?}");
+        }
+        assert_eq!(parse_args(&["ctl", "--help"]), Ok(Command::Help));
+        assert_eq!(parse_args(&["ctl", "reset", "-h"]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn ctl_admin_url_and_key() {
+        let expected = Command::Ctl(CtlOptions {
+            admin: "http://localhost:5301".to_owned(),
+            key_name: "Listen".to_owned(),
+            key: "c2VjcmV0=".to_owned(),
+            command: CtlCommand::Reset,
+        });
+        for args in [
+            &[
+                "ctl",
+                "--admin",
+                "http://localhost:5301/",
+                "--key=Listen:c2VjcmV0=",
+                "reset",
+            ][..],
+            &[
+                "ctl",
+                "reset",
+                "--key",
+                "Listen:c2VjcmV0=",
+                "--admin=localhost:5301",
+            ],
+        ] {
+            assert_eq!(parse_args(args), Ok(expected.clone()), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn ctl_errors_say_what_is_wrong() {
+        let commands = "purge ENTITY [--dead-letter], reset, clock show, clock advance \
+                        DURATION, fault ENTITY server-busy|lock-lost [--count N]";
+        let not_a_duration = "is not a duration: write ISO 8601 (PT2H, PT1H30M) or a number \
+                              and unit (90s, 2h, 15m, 500ms)";
+        let table: &[(&[&str], String)] = &[
+            (&["ctl"], format!("ctl needs a command: {commands}")),
+            (
+                &["ctl", "purge"],
+                format!(r#""ctl purge" is not a command; the commands are {commands}"#),
+            ),
+            (
+                &["ctl", "clock"],
+                format!(r#""ctl clock" is not a command; the commands are {commands}"#),
+            ),
+            (
+                &["ctl", "clock", "advance", "soon"],
+                format!(r#""soon" {not_a_duration}"#),
+            ),
+            (
+                &["ctl", "clock", "advance", "1.5h"],
+                format!(r#""1.5h" {not_a_duration}"#),
+            ),
+            (
+                &["ctl", "fault", "q", "slow"],
+                r#""slow" is not a fault: server-busy or lock-lost"#.to_owned(),
+            ),
+            (
+                &["ctl", "fault", "q", "lock-lost", "--count", "-1"],
+                r#"--count "-1" is not a whole number of at most 4294967295"#.to_owned(),
+            ),
+            (
+                &["ctl", "reset", "--count", "2"],
+                "--count goes only with fault".to_owned(),
+            ),
+            (
+                &["ctl", "fault", "q", "lock-lost", "--dead-letter"],
+                "--dead-letter goes only with purge".to_owned(),
+            ),
+            (
+                &["ctl", "purge", "q", "--dead-letter", "--dead-letter"],
+                "--dead-letter is given more than once".to_owned(),
+            ),
+            (
+                &["ctl", "--admin", "https://localhost:5300", "reset"],
+                r#"--admin "https://localhost:5300" is not an http:// URL such as http://127.0.0.1:5300 (busbar ctl speaks plain http, which the admin port serves next to https)"#.to_owned(),
+            ),
+            (
+                &["ctl", "--admin"],
+                "--admin needs a value: --admin <URL>".to_owned(),
+            ),
+            (
+                &["ctl", "--key", "RootManageSharedAccessKey", "reset"],
+                "--key is not NAME:KEY, such as RootManageSharedAccessKey:SAS_KEY_VALUE".to_owned(),
+            ),
+            (
+                &["ctl", "--key=:secret", "reset"],
+                "--key is not NAME:KEY, such as RootManageSharedAccessKey:SAS_KEY_VALUE".to_owned(),
+            ),
+            (
+                &["ctl", "--memory", "reset"],
+                r#"unknown argument "--memory""#.to_owned(),
+            ),
+            (
+                &["--memory", "ctl", "reset"],
+                r#"unknown argument "ctl""#.to_owned(),
+            ),
+        ];
+        for (args, message) in table {
+            assert_eq!(
+                parse_args(args).unwrap_err().to_string(),
+                *message,
+                "{args:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! The `busbar` binary: command line, configuration, logging, and the broker runtime.
+//! The `busbar` binary: command line, configuration, logging, the broker runtime, and the
+//! `busbar ctl` client of a running broker's controls.
 
 mod admin;
 mod cli;
+mod ctl;
 mod serve;
 mod summary;
 
@@ -11,7 +13,7 @@ use std::process::ExitCode;
 use busbar_broker::config::{self, Config};
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::{Command, ServeOptions};
+use crate::cli::{Command, CtlOptions, ServeOptions};
 
 /// Exit status for an invalid configuration.
 const EXIT_INVALID_CONFIG: u8 = 1;
@@ -19,6 +21,8 @@ const EXIT_INVALID_CONFIG: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 /// Exit status when the broker cannot start or fails while serving.
 const EXIT_FAILED: u8 = 3;
+/// Exit status of `busbar ctl` when the broker refused the command or could not be asked.
+const EXIT_CTL_FAILED: u8 = 1;
 
 fn main() -> ExitCode {
     match cli::parse(std::env::args_os().skip(1)) {
@@ -31,6 +35,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Command::Serve(options)) => serve(&options),
+        Ok(Command::Ctl(options)) => ctl(&options),
         Err(error) => {
             eprintln!("busbar: {error}\nRun `busbar --help` for usage.");
             ExitCode::from(EXIT_USAGE)
@@ -63,6 +68,20 @@ fn serve(options: &ServeOptions) -> ExitCode {
         Err(error) => {
             eprintln!("busbar: {error}");
             ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+/// `busbar ctl`: prints what the broker did, or why it did not.
+fn ctl(options: &CtlOptions) -> ExitCode {
+    match ctl::run(options) {
+        Ok(done) => {
+            println!("{done}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("busbar ctl: {error}");
+            ExitCode::from(EXIT_CTL_FAILED)
         }
     }
 }

@@ -11,7 +11,7 @@ use busbar_admin::http::ServerConfig;
 use busbar_admin::tls::{DevelopmentCa, Identity, TlsConfig, TlsError};
 
 use busbar_broker::config::Config;
-use busbar_broker::runtime::{self, RuntimeError};
+use busbar_broker::runtime::{self, Clock, RuntimeError};
 use busbar_store::{FileOptions, FileStorage, MemoryStorage, Storage, StoreError};
 use tokio::net::TcpListener;
 
@@ -110,7 +110,16 @@ async fn run<S: Storage + 'static>(
         stop_signal().await;
         let _ = admin_stop.send(true);
     };
-    runtime::run(config, storage, listener, stop, ready).await?;
+    let clock = if options.test_controls {
+        // Never on by accident: said on standard output, in the log and in /health.
+        println!("test controls: on (virtual clock and fault injection; not for production)");
+        tracing::warn!("test controls are on: virtual clock and fault injection");
+        Clock::anchored_now().virtual_time()
+    } else {
+        Clock::anchored_now()
+    };
+    let _ = std::io::stdout().flush();
+    runtime::run(config, storage, listener, stop, clock, ready).await?;
     if let Some(task) = admin_task {
         let _ = task.await;
     }

@@ -148,6 +148,7 @@ mod tests {
             listen: "127.0.0.1:0".parse().unwrap(),
             admin_listen: None,
             tls: None,
+            test_controls: false,
         };
         let text = describe(&Config::emulator_default(), &options);
         assert!(text.contains("configuration: Config.json\n"));
@@ -164,6 +165,7 @@ mod tests {
             listen: "127.0.0.1:5672".parse().unwrap(),
             admin_listen: None,
             tls: None,
+            test_controls: false,
         };
         let text = describe(&Config::emulator_default(), &options);
         let expected = "\

@@ -75,6 +75,13 @@ QUEUES = {
     "q-restart": {},
     "q-reconnect": {},
     # Session queues (test_sessions.py).
+    "q-clock-ttl": {"DefaultMessageTimeToLive": "PT1H", "DeadLetteringOnMessageExpiration": True},
+    "q-clock-schedule": {},
+    "q-clock-lock": {"LockDuration": "PT1M", "MaxDeliveryCount": 10},
+    "q-clock-session": {"RequiresSession": True, "LockDuration": "PT1M"},
+    "q-fault-busy": {},
+    "q-fault-lock": {},
+    "q-purge": {},
     "q-session-plain": {"RequiresSession": True},
     "q-session-fifo": {"RequiresSession": True},
     "q-session-two": {"RequiresSession": True},
@@ -250,11 +257,12 @@ def _admin_ca(line):
 class Broker:
     """One `busbar` process, restartable on the same data directory."""
 
-    def __init__(self, binary, workdir, config=None):
+    def __init__(self, binary, workdir, config=None, test_controls=False):
         self.binary = binary
         self.workdir = Path(workdir)
         self.data_dir = self.workdir / "data"
         self.config = config
+        self.test_controls = test_controls
         self.process = None
         self.port = None
         self.starts = 0
@@ -278,6 +286,8 @@ class Broker:
             "--admin-listen",
             "127.0.0.1:0",
         ]
+        if self.test_controls:
+            arguments.append("--test-controls")
         if self.config is not None:
             config_path = self.workdir / "Config.json"
             config_path.write_text(json.dumps(emulator_config(self.config, TOPICS), indent=2))
@@ -387,9 +397,9 @@ def busbar_binary():
     return binary
 
 
-def running_broker(workdir, config):
+def running_broker(workdir, config, test_controls=False):
     """Starts a broker; the caller stops it (see the fixtures below)."""
-    broker = Broker(busbar_binary(), workdir, config)
+    broker = Broker(busbar_binary(), workdir, config, test_controls)
     broker.start()
     return broker
 
@@ -419,6 +429,12 @@ def _serving(instance):
 def broker(tmp_path_factory):
     """A broker shared by one test module, with every queue of `QUEUES`."""
     yield from _serving(running_broker(tmp_path_factory.mktemp("busbar"), QUEUES))
+
+
+@pytest.fixture
+def controlled_broker(tmp_path):
+    """A broker for one test alone started with --test-controls (virtual clock, faults)."""
+    yield from _serving(running_broker(tmp_path, QUEUES, test_controls=True))
 
 
 @pytest.fixture

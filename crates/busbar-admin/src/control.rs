@@ -8,8 +8,15 @@
 //! The methods return `impl Future + Send` rather than boxed futures: a server serves exactly
 //! one control, so [`crate::http::AdminServer`] is generic over it and nothing is allocated per
 //! call, and an implementation can still write each method as a plain `async fn`.
+//!
+//! Besides the Service Bus operations, the trait carries Busbar's own controls (served under
+//! `/$busbar/`, see [`crate::test_controls`]): purge and reset, and, only when the broker runs
+//! with `--test-controls`, a virtual clock and fault injection. They have default
+//! implementations meaning "not available", so an implementation serves them only if it
+//! overrides them.
 
 use std::future::Future;
+use std::time::Duration;
 
 use crate::atom::{
     NamespaceInfo, PageRequest, QueueProperties, QueueRuntimeProperties, RuleProperties,
@@ -45,6 +52,32 @@ pub enum ControlError {
 
 /// The result of every [`NamespaceControl`] operation.
 pub type ControlResult<T> = Result<T, ControlError>;
+
+/// The broker's virtual clock (`--test-controls`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClockState {
+    /// The time the broker runs on: the wall clock plus [`offset`](Self::offset).
+    pub now: Timestamp,
+    /// How far the clock has been advanced in all.
+    pub offset: Duration,
+}
+
+/// A fault injected into one entity (`--test-controls`). Its JSON form is the body of
+/// `POST /$busbar/faults/{entity}`: `{"kind":"server-busy","count":3}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Fault {
+    /// The next `count` sends to the entity are refused with `com.microsoft:server-busy`.
+    ServerBusy {
+        /// How many sends.
+        count: u32,
+    },
+    /// The next `count` settlements on the entity are answered with lock lost.
+    LockLost {
+        /// How many settlements.
+        count: u32,
+    },
+}
 
 /// A queue as the broker holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,4 +259,58 @@ pub trait NamespaceControl: Send + Sync + 'static {
         subscription: &str,
         name: &str,
     ) -> impl Future<Output = ControlResult<()>> + Send;
+
+    /// Whether the broker runs with `--test-controls`: only then are [`clock`](Self::clock),
+    /// [`advance_clock`](Self::advance_clock) and [`inject_fault`](Self::inject_fault) served
+    /// (404 otherwise), and `GET /health` says so.
+    fn test_controls(&self) -> bool {
+        false
+    }
+
+    /// Removes every message of `entity` (only its dead-letter sub-queue's if
+    /// `dead_letter_only`), with its sessions and their state; returns how many messages went.
+    /// `entity` is a queue or topic name or `{topic}/Subscriptions/{subscription}`, the names
+    /// validated and `Subscriptions` spelled so (which kinds it serves is the implementation's
+    /// to say). Served with or without `--test-controls`; by default [`ControlError::NotFound`].
+    fn purge(
+        &self,
+        entity: &str,
+        dead_letter_only: bool,
+    ) -> impl Future<Output = ControlResult<u64>> + Send {
+        let _ = (entity, dead_letter_only);
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Brings the namespace back to its configured entities, holding no messages. Served with
+    /// or without `--test-controls`; by default [`ControlError::NotFound`].
+    fn reset(&self) -> impl Future<Output = ControlResult<()>> + Send {
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// The virtual clock (`--test-controls`; by default [`ControlError::NotFound`]).
+    fn clock(&self) -> impl Future<Output = ControlResult<ClockState>> + Send {
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Moves the virtual clock forward `by`, firing what falls due (lock expiries, scheduled
+    /// messages, TTLs), and returns it (`--test-controls`; by default
+    /// [`ControlError::NotFound`]).
+    fn advance_clock(
+        &self,
+        by: Duration,
+    ) -> impl Future<Output = ControlResult<ClockState>> + Send {
+        let _ = by;
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Arms `fault` on `entity`, named as for [`purge`](Self::purge) (`--test-controls`; by
+    /// default [`ControlError::NotFound`]).
+    fn inject_fault(
+        &self,
+        entity: &str,
+        fault: Fault,
+    ) -> impl Future<Output = ControlResult<()>> + Send {
+        let _ = (entity, fault);
+        async { Err(ControlError::NotFound) }
+    }
 }

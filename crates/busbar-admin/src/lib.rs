@@ -13,6 +13,9 @@
 //! - [`http`]: the HTTP/1.1 server: routing, body limits, timeouts, graceful shutdown.
 //! - [`tls`]: TLS on the same port, its certificates (a development CA, or PEM files), and
 //!   the first-byte test that tells it from plain HTTP.
+//! - [`test_controls`]: Busbar's own JSON endpoints under `/$busbar/` (purge, reset, and with
+//!   `--test-controls` a virtual clock and fault injection): paths, bodies and durations, shared
+//!   with the `busbar ctl` client.
 //!
 //! The wire reference is `docs/admin-api.md` in the shared documents; section numbers (§6.2 …)
 //! in the comments refer to it.
@@ -23,5 +26,6 @@ pub mod atom;
 pub mod auth;
 pub mod control;
 pub mod http;
+pub mod test_controls;
 pub mod tls;
 pub mod validate;

@@ -37,7 +37,7 @@ async fn namespace_info_and_health() {
     assert_eq!(health.content_type(), "application/json");
     assert_eq!(
         health.body,
-        r#"{"status":"healthy","message":"Service is healthy."}"#
+        r#"{"status":"healthy","message":"Service is healthy.","testControls":false}"#
     );
 }
 

@@ -150,6 +150,11 @@ pub enum BrokerError {
         /// The store's own error, for the log and the client.
         reason: String,
     },
+    /// The entity is throttled (or a test injected the fault): the SDKs back off and retry.
+    #[error(
+        "The request was terminated because the entity is being throttled. Error code : 50009. Please wait 2 seconds and try again."
+    )]
+    ServerBusy,
     /// A request argument is invalid.
     #[error("{0}")]
     Argument(String),
@@ -244,7 +249,9 @@ impl BrokerError {
             Self::EntityAlreadyExists { .. } => (c::ENTITY_ALREADY_EXISTS, StatusCode::CONFLICT),
             Self::Timeout { .. } => (c::TIMEOUT, StatusCode::REQUEST_TIMEOUT),
             // server-busy is the condition every SDK retries on its own.
-            Self::StoreUnavailable { .. } => (c::SERVER_BUSY, StatusCode::SERVICE_UNAVAILABLE),
+            Self::StoreUnavailable { .. } | Self::ServerBusy => {
+                (c::SERVER_BUSY, StatusCode::SERVICE_UNAVAILABLE)
+            }
             Self::Argument(_) => (c::ARGUMENT_ERROR, StatusCode::BAD_REQUEST),
             Self::ArgumentOutOfRange(_) => (c::ARGUMENT_OUT_OF_RANGE, StatusCode::BAD_REQUEST),
             Self::Unauthorized(_) => (c::UNAUTHORIZED_ACCESS, StatusCode::UNAUTHORIZED),

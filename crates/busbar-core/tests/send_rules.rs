@@ -498,3 +498,61 @@ fn counts_follow_each_message_as_service_bus_reports_them() {
     );
     assert_eq!(counts.size_bytes, queue.size_bytes());
 }
+
+#[test]
+fn purge_removes_every_stored_message_of_a_sub_queue_and_ends_their_locks() {
+    let mut queue = entity(EntityConfig::default());
+    for body in ["a", "b", "c"] {
+        send(&mut queue, message(body), at(0));
+    }
+    let later = NewMessage {
+        scheduled_enqueue_time: Some(at(60_000)),
+        ..message("later")
+    };
+    send(&mut queue, later, at(0));
+    let locked = queue
+        .receive(SubQueue::Main, ReceiveMode::PeekLock, at(1))
+        .unwrap()
+        .lock
+        .unwrap()
+        .token;
+    let dead = queue
+        .receive(SubQueue::Main, ReceiveMode::PeekLock, at(1))
+        .unwrap()
+        .lock
+        .unwrap()
+        .token;
+    let reason = DeadLetterInfo {
+        reason: Some("r".into()),
+        description: None,
+    };
+    queue
+        .settle(
+            dead,
+            Outcome::DeadLetter {
+                info: reason,
+                properties: Default::default(),
+            },
+            at(1),
+        )
+        .unwrap();
+    queue.drain_records().for_each(drop);
+    // Not yet durable: left to its send.
+    queue.enqueue(vec![message("pending")], at(2)).unwrap();
+
+    assert_eq!(queue.purge(SubQueue::DeadLetter, at(2)), 1);
+    assert_eq!(queue.counts().dead_lettered, 0);
+    assert_eq!(queue.purge(SubQueue::Main, at(2)), 3);
+    let removed: Vec<_> = queue
+        .drain_records()
+        .filter(|record| matches!(record, Record::Remove { .. }))
+        .collect();
+    assert_eq!(removed.len(), 4);
+    assert_eq!(
+        queue.settle(locked, Outcome::Complete, at(3)),
+        Err(CoreError::LockLost)
+    );
+    queue.check_invariants().unwrap();
+    queue.mark_durable(SequenceNumber(5));
+    assert_eq!(queue.counts().active, 1, "the pending message arrives");
+}

@@ -55,17 +55,27 @@ fn every_session_state_can_be_cleared_at_once() {
     for session in ["a", "b"] {
         send(&mut entity, "m", session, at(0));
     }
+    let mut locks = Vec::new();
     for receiver in [1, 2] {
         let lock = accept_next(&mut entity, receiver, at(0));
         let state = Some(Bytes::from_static(b"kept"));
         entity
             .set_session_state(lock.owner, &lock.session, state, at(1))
             .unwrap();
+        locks.push(lock);
     }
-    let mut removals: Vec<StateRecord> = entity.state_removals().collect();
+    entity.drain_state_records().for_each(drop);
+    entity.clear_states();
+    let mut removals: Vec<StateRecord> = entity.drain_state_records().collect();
     removals.sort_by(|x, y| x.key.cmp(&y.key));
     let expected = ["a", "b"].map(|session| StateRecord::new(&sid(session), None));
     assert_eq!(removals, expected);
+    for lock in locks {
+        assert_eq!(
+            entity.session_state(lock.owner, &lock.session, at(2)),
+            Ok(None)
+        );
+    }
 }
 
 #[test]

@@ -49,6 +49,12 @@ impl TimeSpan {
         TimeSpan::from_ticks(milliseconds.saturating_mul(TICKS_PER_SECOND / 1000))
     }
 
+    /// A [`std::time::Duration`] as a span, in whole ticks (nanoseconds below 100 dropped),
+    /// saturating at [`TimeSpan::MAX`].
+    pub fn from_std(duration: std::time::Duration) -> TimeSpan {
+        TimeSpan::from_ticks(u64::try_from(duration.as_nanos() / 100).unwrap_or(u64::MAX))
+    }
+
     /// The span in 100-ns ticks.
     pub const fn ticks(self) -> u64 {
         self.ticks
@@ -261,5 +267,10 @@ mod tests {
             TimeSpan::from_ticks(12_345_678).to_std(),
             std::time::Duration::new(1, 234_567_800)
         );
+        assert_eq!(
+            TimeSpan::from_std(std::time::Duration::new(1, 234_567_899)),
+            TimeSpan::from_ticks(12_345_678)
+        );
+        assert_eq!(TimeSpan::from_std(std::time::Duration::MAX), TimeSpan::MAX);
     }
 }

@@ -1,6 +1,7 @@
 //! One request from its headers to its response: route, authorise, read the body under the
 //! cap and the deadline, dispatch, and answer. Every request gets an answer; a request whose
-//! body is too large or too late gets one that closes the connection.
+//! body is too large or too late gets one that closes the connection. Busbar's own controls
+//! (`/$busbar/…`) are handed to [`super::controls`] once authorised.
 
 use std::time::Duration;
 
@@ -13,10 +14,11 @@ use tokio::time::{Instant, timeout_at};
 use tracing::debug;
 
 use super::config::{Scheme, ServerConfig};
+use super::controls;
 use super::handlers::{Exchange, Failure, dispatch};
 use super::request_url::RequestUrl;
 use super::response::{self, Body, closing, refusal};
-use super::route::{Operation, RouteError, Routed, route};
+use super::route::{Operation, RouteError, Routed, is_health_probe, route};
 use crate::atom::MAX_DOCUMENT_BYTES;
 use crate::control::NamespaceControl;
 
@@ -31,11 +33,10 @@ pub(crate) async fn answer<C: NamespaceControl>(
     let now = config.clock.now();
     let (parts, body) = request.into_parts();
     let url = RequestUrl::new(scheme, &parts);
-    let routed = match route(&parts.method, url.path(), url.has_api_version()) {
-        Ok(Routed::Health) => return response::healthy(),
-        Ok(Routed::Api(operation)) => Ok(operation),
-        Err(error) => Err(error),
-    };
+    if is_health_probe(&parts.method, url.path(), url.has_api_version()) {
+        return response::healthy(control.test_controls());
+    }
+    let routed = route(&parts.method, url.path());
     if let Err(reason) = config
         .authorization
         .check(&parts.headers, now.unix_millis())
@@ -44,7 +45,12 @@ pub(crate) async fn answer<C: NamespaceControl>(
         return response::unauthorized();
     }
     let operation = match routed {
-        Ok(operation) => operation,
+        Ok(Routed::Api(operation)) => operation,
+        Ok(Routed::Controls(segments)) => {
+            let method = &parts.method;
+            return controls::answer(control, config, method, &url, &segments, body, deadline)
+                .await;
+        }
         Err(RouteError::NotFound) => {
             let message = "SubCode=40400. No resource of the administration API is at this path.";
             return refusal(StatusCode::NOT_FOUND, message, &url, now);
@@ -91,7 +97,7 @@ pub(crate) async fn answer<C: NamespaceControl>(
 
 /// Why a request body was not read whole.
 #[derive(Debug)]
-enum BodyError {
+pub(super) enum BodyError {
     /// Over the cap: announced by `Content-Length` (then not read at all) or found reading.
     TooLarge,
     /// Still arriving at the request's deadline.
@@ -101,7 +107,8 @@ enum BodyError {
 }
 
 impl BodyError {
-    fn status(&self) -> StatusCode {
+    /// The status that answers it.
+    pub(super) fn status(&self) -> StatusCode {
         match self {
             BodyError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             BodyError::Late => StatusCode::REQUEST_TIMEOUT,
@@ -109,7 +116,8 @@ impl BodyError {
         }
     }
 
-    fn message(&self, limit: usize, deadline: Duration) -> String {
+    /// What the client is told, given the body cap and the request deadline.
+    pub(super) fn message(&self, limit: usize, deadline: Duration) -> String {
         match self {
             BodyError::TooLarge => {
                 format!("SubCode=40000. The request body is larger than {limit} bytes.")
@@ -127,7 +135,11 @@ impl BodyError {
 
 /// Reads a body of at most `limit` bytes by `deadline`, refusing one whose `Content-Length`
 /// is over the limit before reading a byte of it.
-async fn read_body(body: Incoming, limit: usize, deadline: Instant) -> Result<Bytes, BodyError> {
+pub(super) async fn read_body(
+    body: Incoming,
+    limit: usize,
+    deadline: Instant,
+) -> Result<Bytes, BodyError> {
     let limit_bytes = u64::try_from(limit).unwrap_or(u64::MAX);
     if body.size_hint().lower() > limit_bytes {
         return Err(BodyError::TooLarge);

@@ -7,10 +7,12 @@
 //! within the header-read timeout (which also bounds a kept-alive connection's idle time), and
 //! a request's body and the broker's answer within the request deadline. [`serve`] runs the
 //! accept loop, and with [`ServerConfig::tls`] serves TLS and plain HTTP on the one port;
-//! [`AdminServer::serve_connection`] serves any accepted byte stream.
+//! [`AdminServer::serve_connection`] serves any accepted byte stream. Busbar's own JSON
+//! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`.
 
 mod answer;
 mod config;
+mod controls;
 mod handlers;
 mod request_url;
 mod response;

@@ -60,6 +60,11 @@ impl RequestUrl {
         &self.query
     }
 
+    /// The decoded value of the query's first `key` parameter (`""` when it has no `=`).
+    pub(crate) fn query_value(&self, key: &str) -> Option<String> {
+        query_value(&self.query, key)
+    }
+
     /// The `<id>` of the entry a single-entity request answers: the request's path, with only
     /// the `api-version` of its query (as the service writes it).
     pub(crate) fn entry_id(&self) -> String {

@@ -1,5 +1,6 @@
 //! HTTP responses with the service's content types (admin-api.md §3): entries, feeds, the
-//! `<Error>` bodies of failures (§6.9), the bare 401, and the emulator's health document.
+//! `<Error>` bodies of failures (§6.9), the bare 401, the emulator's health document, and the
+//! JSON of Busbar's controls.
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -18,8 +19,6 @@ const ENTRY: &str = "application/atom+xml;type=entry;charset=utf-8";
 const FEED: &str = "application/atom+xml;type=feed;charset=utf-8";
 const ERROR: &str = "application/xml; charset=utf-8";
 const JSON: &str = "application/json";
-/// The emulator's health answer (`ServiceBus-Emulator/Schema/HealthCheckApiSchema.md`).
-const HEALTHY: &str = r#"{"status":"healthy","message":"Service is healthy."}"#;
 
 /// The response to a successful operation.
 pub(crate) fn reply(reply: Reply) -> Response<Body> {
@@ -87,9 +86,18 @@ pub(crate) fn unauthorized() -> Response<Body> {
     response
 }
 
-/// `GET /health`.
-pub(crate) fn healthy() -> Response<Body> {
-    document(StatusCode::OK, JSON, HEALTHY.to_owned())
+/// `GET /health`: the emulator's answer (`ServiceBus-Emulator/Schema/HealthCheckApiSchema.md`),
+/// plus whether the broker runs with `--test-controls`.
+pub(crate) fn healthy(test_controls: bool) -> Response<Body> {
+    let text = format!(
+        r#"{{"status":"healthy","message":"Service is healthy.","testControls":{test_controls}}}"#
+    );
+    json(StatusCode::OK, text)
+}
+
+/// A JSON document.
+pub(crate) fn json(status: StatusCode, text: String) -> Response<Body> {
+    document(status, JSON, text)
 }
 
 /// An `<Error>` response; `body` writes the detail with the tracking suffix of `context`.

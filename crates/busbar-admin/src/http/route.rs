@@ -1,5 +1,6 @@
 //! Which operation a request line asks for (admin-api.md §4, §9 item 2), as a pure function of
-//! the method, the path and whether the query has an `api-version`.
+//! the method, the path and whether the query has an `api-version`. Paths under `/$busbar/` are
+//! Busbar's own controls, routed further by [`super::controls`].
 //!
 //! The SDKs spell `$Resources`, `Queues`, `Subscriptions` and `Rules` in different cases, so
 //! those match case-insensitively; JS and Go list with a trailing `/`, so one is dropped; path
@@ -13,11 +14,10 @@ use crate::atom::percent_decode;
 /// A recognised request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Routed {
-    /// `GET /health` without an `api-version`: the emulator's probe, answered without
-    /// authorisation or broker.
-    Health,
     /// An operation of the administration API.
     Api(Operation),
+    /// `/$busbar/…`: one of Busbar's controls; the segments after `$busbar`, decoded.
+    Controls(Vec<String>),
 }
 
 /// An operation of the administration API.
@@ -97,20 +97,24 @@ pub(crate) enum RouteError {
 const READ_ONLY: &str = "GET";
 const READ_WRITE: &str = "GET, PUT, DELETE";
 
-/// Routes `method` on `path` (the raw, still percent-encoded path of the request line).
-pub(crate) fn route(
-    method: &Method,
-    path: &str,
-    has_api_version: bool,
-) -> Result<Routed, RouteError> {
+/// Whether a request is the emulator's health probe, `GET /health` without an `api-version`,
+/// answered without authorisation or broker. (A queue may be called `health`: only the probe's
+/// bare GET is the health check.)
+pub(crate) fn is_health_probe(method: &Method, path: &str, has_api_version: bool) -> bool {
+    method == Method::GET && matches!(path, "/health" | "/health/") && !has_api_version
+}
+
+/// Routes `method` on `path` (the raw, still percent-encoded path of the request line), once
+/// [`is_health_probe`] said it is not the probe.
+pub(crate) fn route(method: &Method, path: &str) -> Result<Routed, RouteError> {
     let path = path.strip_prefix('/').unwrap_or(path);
     let path = path.strip_suffix('/').unwrap_or(path);
     if path.is_empty() {
         return Err(RouteError::NotFound);
     }
     let segments: Vec<String> = path.split('/').map(percent_decode).collect();
-    let operation = match resource(&segments, method, has_api_version)? {
-        Resource::Health => return Ok(Routed::Health),
+    let operation = match resource(&segments)? {
+        Resource::Controls(rest) => return Ok(Routed::Controls(rest)),
         Resource::ReadOnly(operation) if method == Method::GET => operation,
         Resource::ReadOnly(_) => return Err(RouteError::MethodNotAllowed { allow: READ_ONLY }),
         Resource::Entity(target) => match *method {
@@ -125,24 +129,19 @@ pub(crate) fn route(
 
 /// What a path names, before the method is considered.
 enum Resource {
-    /// The health probe.
-    Health,
+    /// Busbar's controls: the segments after `$busbar`.
+    Controls(Vec<String>),
     /// Something only `GET` reads.
     ReadOnly(Operation),
     /// An entity, which `GET`, `PUT` and `DELETE` act on.
     Entity(Target),
 }
 
-fn resource(
-    segments: &[String],
-    method: &Method,
-    has_api_version: bool,
-) -> Result<Resource, RouteError> {
+fn resource(segments: &[String]) -> Result<Resource, RouteError> {
     let is = |segment: &String, word: &str| segment.eq_ignore_ascii_case(word);
     match segments {
-        // A queue may be called `health`: only the probe's bare GET is the health check.
-        [only] if only == "health" && method == Method::GET && !has_api_version => {
-            return Ok(Resource::Health);
+        [busbar, rest @ ..] if is(busbar, "$busbar") => {
+            return Ok(Resource::Controls(rest.to_vec()));
         }
         [only] if is(only, "$namespaceinfo") => {
             return Ok(Resource::ReadOnly(Operation::NamespaceInfo));
@@ -195,7 +194,7 @@ mod tests {
     use super::*;
 
     fn get(path: &str) -> Result<Routed, RouteError> {
-        route(&Method::GET, path, true)
+        route(&Method::GET, path)
     }
 
     fn api(operation: Operation) -> Result<Routed, RouteError> {
@@ -270,15 +269,11 @@ mod tests {
         assert_eq!(get("/q-full"), api(Operation::Get(entity("q-full"))));
         assert_eq!(get("/orders/eu"), api(Operation::Get(entity("orders/eu"))));
         assert_eq!(
-            route(&Method::PUT, "/t/subscriptions/s-full", true),
+            route(&Method::PUT, "/t/subscriptions/s-full"),
             api(Operation::Put(subscription("t", "s-full")))
         );
         assert_eq!(
-            route(
-                &Method::DELETE,
-                "/a/b/Subscriptions/s/Rules/%24Default",
-                true
-            ),
+            route(&Method::DELETE, "/a/b/Subscriptions/s/Rules/%24Default"),
             api(Operation::Delete(rule("a/b", "s", "$Default")))
         );
         // A subscription may be called `Rules`.
@@ -293,12 +288,30 @@ mod tests {
 
     #[test]
     fn health_is_the_bare_probe_only() {
-        assert_eq!(route(&Method::GET, "/health", false), Ok(Routed::Health));
+        assert!(is_health_probe(&Method::GET, "/health", false));
+        assert!(!is_health_probe(&Method::GET, "/health", true));
+        assert!(!is_health_probe(&Method::PUT, "/health", false));
+        assert!(is_health_probe(&Method::GET, "/health/", false));
+        assert!(!is_health_probe(&Method::GET, "/Health", false));
         assert_eq!(get("/health"), api(Operation::Get(entity("health"))));
+    }
+
+    #[test]
+    fn busbar_paths_are_the_controls() {
         assert_eq!(
-            route(&Method::PUT, "/health", false),
-            api(Operation::Put(entity("health")))
+            route(&Method::POST, "/$busbar/purge/t/Subscriptions/s%20x"),
+            Ok(Routed::Controls(vec![
+                "purge".into(),
+                "t".into(),
+                "Subscriptions".into(),
+                "s x".into()
+            ]))
         );
+        assert_eq!(
+            get("/%24Busbar/clock/"),
+            Ok(Routed::Controls(vec!["clock".into()]))
+        );
+        assert_eq!(get("/$busbar"), Ok(Routed::Controls(vec![])));
     }
 
     #[test]
@@ -324,21 +337,21 @@ mod tests {
     #[test]
     fn wrong_methods_are_not_allowed() {
         assert_eq!(
-            route(&Method::PUT, "/$Resources/Queues", true),
+            route(&Method::PUT, "/$Resources/Queues"),
             Err(RouteError::MethodNotAllowed { allow: "GET" })
         );
         assert_eq!(
-            route(&Method::DELETE, "/t/Subscriptions", true),
+            route(&Method::DELETE, "/t/Subscriptions"),
             Err(RouteError::MethodNotAllowed { allow: "GET" })
         );
         assert_eq!(
-            route(&Method::POST, "/q", true),
+            route(&Method::POST, "/q"),
             Err(RouteError::MethodNotAllowed {
                 allow: "GET, PUT, DELETE"
             })
         );
         assert_eq!(
-            route(&Method::HEAD, "/$namespaceinfo", true),
+            route(&Method::HEAD, "/$namespaceinfo"),
             Err(RouteError::MethodNotAllowed { allow: "GET" })
         );
     }

@@ -2,11 +2,15 @@
 //! Names compare case-insensitively (maps are keyed by the lower-cased name), listings are
 //! alphabetical, queues and topics share one name space. `hold_namespace` lets a test keep
 //! `GET /$namespaceinfo` waiting, to observe deadlines and graceful shutdown.
+//!
+//! Busbar's controls: messages exist only as counts (`set_counts`), which purge and reset zero;
+//! the virtual clock starts at [`CLOCK_START`]; injected faults are recorded (`faults`). The
+//! clock and faults answer only after `enable_test_controls`, as the broker does.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use busbar_admin::atom::{
     EntityTimes, MessageCountDetails, MessagingSku, NamespaceInfo, PageRequest, QueueProperties,
@@ -14,13 +18,16 @@ use busbar_admin::atom::{
     Timestamp, TopicProperties, TopicRuntimeProperties,
 };
 use busbar_admin::control::{
-    ControlError, ControlResult, NamespaceControl, Page, QueueEntry, RuleEntry, SubscriptionEntry,
-    TopicEntry,
+    ClockState, ControlError, ControlResult, Fault, NamespaceControl, Page, QueueEntry, RuleEntry,
+    SubscriptionEntry, TopicEntry,
 };
 use tokio::sync::{Notify, OwnedMutexGuard};
 
 /// The namespace name the emulator uses.
 pub const NAMESPACE: &str = "sbemulatorns";
+
+/// Where the virtual clock starts: 2026-01-01T00:00:00Z.
+pub const CLOCK_START: i64 = 1_767_225_600_000;
 
 #[derive(Default)]
 struct State {
@@ -38,10 +45,20 @@ struct SubscriptionState {
     rules: BTreeMap<String, RuleEntry>,
 }
 
+/// What the controls have done.
+#[derive(Default)]
+struct Controls {
+    enabled: bool,
+    offset: Duration,
+    resets: usize,
+    faults: Vec<(String, Fault)>,
+}
+
 /// The in-memory namespace.
 #[derive(Default)]
 pub struct MemoryNamespace {
     state: Mutex<State>,
+    controls: Mutex<Controls>,
     namespace_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
     namespace_calls: AtomicUsize,
     namespace_entered: Notify,
@@ -100,6 +117,49 @@ impl MemoryNamespace {
     fn with<T>(&self, f: impl FnOnce(&mut State) -> ControlResult<T>) -> ControlResult<T> {
         f(&mut self.state.lock().unwrap())
     }
+
+    /// Serves the clock and faults, as `--test-controls` does.
+    pub fn enable_test_controls(&self) {
+        self.controls.lock().unwrap().enabled = true;
+    }
+
+    /// Gives the queue or `topic/Subscriptions/sub` these message counts.
+    pub fn set_counts(&self, entity: &str, counts: MessageCountDetails) {
+        self.with(|state| {
+            let (message_count, details) = state.counts(entity)?;
+            *details = counts;
+            *message_count = counts.active + counts.dead_letter + counts.scheduled;
+            Ok(())
+        })
+        .expect("the entity exists");
+    }
+
+    /// How many times the namespace was reset.
+    pub fn resets(&self) -> usize {
+        self.controls.lock().unwrap().resets
+    }
+
+    /// The faults injected, in order.
+    pub fn faults(&self) -> Vec<(String, Fault)> {
+        self.controls.lock().unwrap().faults.clone()
+    }
+
+    fn clock_state(controls: &Controls) -> ClockState {
+        let offset_ticks = i64::try_from(controls.offset.as_nanos() / 100).unwrap_or(i64::MAX);
+        ClockState {
+            now: Timestamp::from_unix_ticks((CLOCK_START * 10_000).saturating_add(offset_ticks)),
+            offset: controls.offset,
+        }
+    }
+
+    fn test_controls_on(&self) -> ControlResult<std::sync::MutexGuard<'_, Controls>> {
+        let controls = self.controls.lock().unwrap();
+        if controls.enabled {
+            Ok(controls)
+        } else {
+            Err(ControlError::NotFound)
+        }
+    }
 }
 
 impl State {
@@ -118,6 +178,18 @@ impl State {
 
     fn name_taken(&self, name: &str) -> bool {
         self.queues.contains_key(&key(name)) || self.topics.contains_key(&key(name))
+    }
+
+    /// The message count and count details of a queue or `topic/Subscriptions/sub`.
+    fn counts(&mut self, entity: &str) -> ControlResult<(&mut u64, &mut MessageCountDetails)> {
+        if let Some((topic, subscription)) = entity.split_once("/Subscriptions/") {
+            let runtime = &mut self.subscription(topic, subscription)?.entry.runtime;
+            return Ok((&mut runtime.message_count, &mut runtime.counts));
+        }
+        let runtime = &mut (self.queues.get_mut(&key(entity)))
+            .ok_or(ControlError::NotFound)?
+            .runtime;
+        Ok((&mut runtime.message_count, &mut runtime.counts))
     }
 }
 
@@ -411,5 +483,62 @@ impl NamespaceControl for MemoryNamespace {
             .map(drop)
             .ok_or(ControlError::NotFound)
         })
+    }
+
+    fn test_controls(&self) -> bool {
+        self.controls.lock().unwrap().enabled
+    }
+
+    async fn purge(&self, entity: &str, dead_letter_only: bool) -> ControlResult<u64> {
+        self.with(|state| {
+            let (message_count, counts) = state.counts(entity)?;
+            let purged = if dead_letter_only {
+                std::mem::take(&mut counts.dead_letter)
+            } else {
+                let taken = std::mem::take(counts);
+                taken.active + taken.dead_letter + taken.scheduled
+            };
+            *message_count -= purged;
+            Ok(purged)
+        })
+    }
+
+    async fn reset(&self) -> ControlResult<()> {
+        self.with(|state| {
+            let queues = state.queues.values_mut().map(|queue| &mut queue.runtime);
+            for runtime in queues {
+                runtime.message_count = 0;
+                runtime.counts = MessageCountDetails::default();
+            }
+            let subscriptions = (state.topics.values_mut())
+                .flat_map(|topic| topic.subscriptions.values_mut())
+                .map(|subscription| &mut subscription.entry.runtime);
+            for runtime in subscriptions {
+                runtime.message_count = 0;
+                runtime.counts = MessageCountDetails::default();
+            }
+            Ok(())
+        })?;
+        self.controls.lock().unwrap().resets += 1;
+        Ok(())
+    }
+
+    async fn clock(&self) -> ControlResult<ClockState> {
+        Ok(Self::clock_state(&*self.test_controls_on()?))
+    }
+
+    async fn advance_clock(&self, by: Duration) -> ControlResult<ClockState> {
+        let mut controls = self.test_controls_on()?;
+        controls.offset += by;
+        Ok(Self::clock_state(&controls))
+    }
+
+    async fn inject_fault(&self, entity: &str, fault: Fault) -> ControlResult<()> {
+        self.with(|state| state.counts(entity).map(drop))
+            .or_else(|_| self.with(|state| state.topic(entity).map(drop)))?;
+        self.test_controls_on()?
+            .faults
+            .push((entity.to_owned(), fault));
+        Ok(())
     }
 }

@@ -20,7 +20,7 @@ fn suffix(entity: &str) -> String {
 }
 
 /// How many variants `BrokerError` has.
-const VARIANTS: usize = 19;
+const VARIANTS: usize = 20;
 
 /// A number per variant. The match has no wildcard, so a new variant does not compile until it
 /// is numbered here, and then the table test fails until the table covers it too.
@@ -45,6 +45,7 @@ fn variant_number(error: &BrokerError) -> usize {
         BrokerError::ShuttingDown => 16,
         BrokerError::RuleNotFound { .. } => 17,
         BrokerError::EntityQuotaExceeded { .. } => 18,
+        BrokerError::ServerBusy => 19,
     }
 }
 
@@ -108,6 +109,12 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             c::TIMEOUT,
             408,
             "The operation did not complete within the allotted timeout: accept next session.",
+        ),
+        (
+            BrokerError::ServerBusy,
+            c::SERVER_BUSY,
+            503,
+            "The request was terminated because the entity is being throttled. Error code : 50009. Please wait 2 seconds and try again.",
         ),
         (
             BrokerError::StoreUnavailable {

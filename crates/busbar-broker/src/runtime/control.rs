@@ -26,8 +26,11 @@ use crate::config::{NamespaceConfig, QueueConfig, check_namespace};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
 
+mod reset;
+mod testing;
 mod topics;
 
+pub use testing::{ClockState, Fault};
 pub use topics::{SubscriptionState, TopicState};
 
 /// An entity as the control interface describes it.
@@ -85,6 +88,8 @@ pub(crate) struct ControlState {
     pub(crate) store: GroupCommitHandle,
     pub(crate) clock: Clock,
     pub(crate) namespace: String,
+    /// The namespace as `Config.json` defines it, which a reset goes back to.
+    pub(crate) configured: NamespaceConfig,
     pub(crate) tasks: Arc<Mutex<JoinSet<()>>>,
     /// Held across a change's durable wait, so changes apply one at a time.
     pub(crate) changes: tokio::sync::Mutex<Definitions>,
@@ -324,7 +329,7 @@ impl ControlState {
         spawn_entity(
             spec,
             entity,
-            self.clock,
+            &self.clock,
             &self.store,
             &self.registry,
             &self.tasks,

@@ -15,9 +15,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::atomic_send::{AtomicSend, HeldPart, HeldResolution};
-use super::clock::Clock;
+use super::clock::{self, Clock};
 use super::dead_letter_forwarding::DeadLetterForwarding;
-use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
+use super::mailbox::{ConnectionCommand, EntityCommand, Fault, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult};
 use super::topic_schedule::TopicRelease;
 use crate::errors::BrokerError;
@@ -87,6 +87,36 @@ pub(crate) struct EntityTask {
     topic_release: Option<TopicRelease>,
     /// Deleted through the control interface: every command is answered with entity-not-found.
     deleted: Option<BrokerError>,
+    /// Changes when a virtual clock is advanced: every deadline is re-evaluated at once.
+    clock_advances: Option<watch::Receiver<i64>>,
+    /// Faults a test asked for, still to show.
+    faults: Faults,
+}
+
+/// Faults still to show (test controls): how many more sends to refuse as busy, and how many
+/// more settlements to answer with lock lost.
+#[derive(Default)]
+struct Faults {
+    busy_sends: u32,
+    lost_settlements: u32,
+}
+
+impl Faults {
+    /// Whether the next send is refused (counting it off).
+    fn refuse_send(&mut self) -> bool {
+        take_one(&mut self.busy_sends)
+    }
+
+    /// Whether the next settlement is lost (counting it off).
+    fn lose_settlement(&mut self) -> bool {
+        take_one(&mut self.lost_settlements)
+    }
+}
+
+fn take_one(count: &mut u32) -> bool {
+    let due = *count > 0;
+    *count = count.saturating_sub(1);
+    due
 }
 
 impl EntityTask {
@@ -102,6 +132,7 @@ impl EntityTask {
         let (durable, durable_seen) = watch::channel(entity.core().high_water());
         let (resolutions, resolved) = mpsc::unbounded_channel();
         let (failed, failed_seen) = watch::channel(0);
+        let clock_advances = clock.advances();
         Self {
             entity,
             id,
@@ -121,6 +152,8 @@ impl EntityTask {
             dead_letters: None,
             topic_release: None,
             deleted: None,
+            clock_advances,
+            faults: Faults::default(),
         }
     }
 
@@ -160,6 +193,7 @@ impl EntityTask {
                     }
                 }
                 () = sleep_until(deadline) => {}
+                () = clock::advanced(&mut self.clock_advances) => {}
                 // The sender lives in `self`: the channel never closes while we run.
                 _ = self.durable_seen.changed() => {}
                 // Likewise (these two).
@@ -232,6 +266,19 @@ impl EntityTask {
                 let _ = done.send(applied);
             }
             EntityCommand::Delete { error, done } => self.delete(error, pending, done),
+            EntityCommand::Purge {
+                dead_letter_only,
+                done,
+            } => {
+                let purged = self.purge(dead_letter_only, now);
+                pending.push(Box::new(move |durable| {
+                    let _ = done.send(durable.map(|()| purged));
+                }));
+            }
+            EntityCommand::InjectFault(Fault::ServerBusy(count)) => self.faults.busy_sends = count,
+            EntityCommand::InjectFault(Fault::LockLost(count)) => {
+                self.faults.lost_settlements = count;
+            }
             EntityCommand::Execute {
                 sub_queue,
                 operation,
@@ -249,7 +296,7 @@ impl EntityTask {
             EntityCommand::SettleDeliveries { settlements, reply } => {
                 let results: Vec<_> = settlements
                     .into_iter()
-                    .map(|(token, outcome)| self.settle(token, outcome, now))
+                    .map(|(token, outcome)| self.client_settle(token, outcome, now))
                     .collect();
                 pending.push(Box::new(move |durable| {
                     reply(match durable {
@@ -260,6 +307,10 @@ impl EntityTask {
             }
             EntityCommand::Hold { messages, send } => {
                 let id = self.id;
+                if self.faults.refuse_send() {
+                    self.held_parts.push((send, Err(BrokerError::ServerBusy)));
+                    return;
+                }
                 let part = self.entity.hold(messages, now).map(|held| HeldPart {
                     sequences: held.sequences(),
                     records: held.records.into_iter().map(|r| tag(id, r)).collect(),
@@ -363,6 +414,7 @@ impl EntityTask {
         now: busbar_core::Timestamp,
     ) -> Result<OperationResult, BrokerError> {
         match operation {
+            Operation::Enqueue(_) if self.faults.refuse_send() => Err(BrokerError::ServerBusy),
             Operation::Enqueue(messages) => self.entity.enqueue(messages, now).map(|outcomes| {
                 OperationResult::SequenceNumbers(
                     outcomes
@@ -378,7 +430,7 @@ impl EntityTask {
                 // Each token settles on its own; the first failure is reported.
                 let mut result = Ok(OperationResult::Done);
                 for token in tokens {
-                    if let Err(error) = self.settle(token, outcome.clone(), now) {
+                    if let Err(error) = self.client_settle(token, outcome.clone(), now) {
                         result = result.and(Err(error));
                     }
                 }
@@ -414,6 +466,33 @@ impl EntityTask {
                 .map(|()| OperationResult::Done)
                 .map_err(core_error),
         }
+    }
+
+    /// A client's settlement, unless a test asked for it to be lost (then nothing is settled).
+    fn client_settle(
+        &mut self,
+        token: busbar_core::LockToken,
+        outcome: Outcome,
+        now: busbar_core::Timestamp,
+    ) -> Result<(), BrokerError> {
+        if self.faults.lose_settlement() {
+            return Err(BrokerError::MessageLockLost);
+        }
+        self.settle(token, outcome, now)
+    }
+
+    /// Removes every stored message (of the dead-letter sub-queue only, or of both and every
+    /// session's state); returns how many went.
+    fn purge(&mut self, dead_letter_only: bool, now: busbar_core::Timestamp) -> usize {
+        let core = self.entity.core_mut();
+        let mut purged = core.purge(SubQueue::DeadLetter, now);
+        if !dead_letter_only {
+            purged += core.purge(SubQueue::Main, now);
+            if let Some(sessions) = self.entity.sessions_mut() {
+                sessions.clear_states();
+            }
+        }
+        purged
     }
 
     /// Settles one message: through its session when a session link received it.
@@ -478,12 +557,9 @@ impl EntityTask {
             .collect();
         // Session state goes too: a queue created again under the name starts without it.
         if let Some(sessions) = self.entity.sessions_mut() {
-            removals.extend(sessions.state_removals().map(|state| Record::Meta {
-                entity: id,
-                key: state.key,
-                value: None,
-            }));
+            sessions.clear_states();
         }
+        removals.extend(self.entity.drain_records(id));
         for receiver in self.receivers.drain(..) {
             receiver
                 .mailbox

@@ -117,6 +117,16 @@ pub(crate) enum EntityCommand {
         /// Answered once applied.
         done: oneshot::Sender<Result<(), BrokerError>>,
     },
+    /// Remove every stored message (of the dead-letter sub-queue only, or of both sub-queues
+    /// and every session's state); answered with how many went, once that is durable.
+    Purge {
+        /// Only the dead-letter sub-queue.
+        dead_letter_only: bool,
+        /// Answered once the removal is durable.
+        done: oneshot::Sender<Result<usize, BrokerError>>,
+    },
+    /// Misbehave on purpose for the next operations (test controls).
+    InjectFault(Fault),
     /// The entity was deleted: remove its messages, detach its receivers, and from then on
     /// answer everything with entity-not-found.
     Delete {
@@ -143,6 +153,15 @@ pub(crate) enum EntityCommand {
         /// The destination's answer.
         result: Result<(), BrokerError>,
     },
+}
+
+/// A fault a test asks an entity to show (test controls).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The next `n` sends are refused with `com.microsoft:server-busy`.
+    ServerBusy(u32),
+    /// The next `n` settlements are answered with lock lost (and settle nothing).
+    LockLost(u32),
 }
 
 /// What a connection task is told.

@@ -37,7 +37,10 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 pub use clock::Clock;
-pub use control::{Control, ControlError, EntityState, QueueState, SubscriptionState, TopicState};
+pub use control::{
+    ClockState, Control, ControlError, EntityState, Fault, QueueState, SubscriptionState,
+    TopicState,
+};
 
 use crate::auth::SasKeys;
 use crate::config::Config;
@@ -116,6 +119,8 @@ pub(crate) struct Shared {
 /// through [`Control`] as they were made); entity ids are kept in the store, so a restart maps
 /// the same names to the same ids. `ready` receives the control interface before the first
 /// connection is accepted; it fails with [`ControlError::Unavailable`] once the broker stops.
+/// `clock` is [`Clock::anchored_now`], or its [`virtual_time`](Clock::virtual_time) for test
+/// controls (the virtual clock and fault injection exist only then).
 ///
 /// Must run on tokio's multi-thread runtime: entity tasks wait for room in the store writer's
 /// bounded queue with `block_in_place` (see `submit_from_task`).
@@ -124,13 +129,13 @@ pub async fn run<S, F>(
     mut storage: S,
     listener: TcpListener,
     stop: F,
+    clock: Clock,
     ready: impl FnOnce(Control),
 ) -> Result<S, RuntimeError>
 where
     S: Storage + 'static,
     F: Future<Output = ()>,
 {
-    let clock = Clock::anchored_now();
     let recovered = storage.recover()?;
     let definitions = definitions::merged(&config.namespace, &recovered, clock.now().as_millis());
     let namespace = definitions.config(&config.namespace.name);
@@ -187,13 +192,14 @@ where
     let registry = Arc::new(LiveRegistry::new(registry));
     let tasks = Arc::new(Mutex::new(JoinSet::new()));
     for (spec, entity) in entities {
-        spawn_entity(spec, entity, clock, &store, &registry, &tasks);
+        spawn_entity(spec, entity, &clock, &store, &registry, &tasks);
     }
     let control = Arc::new(ControlState {
         registry: Arc::clone(&registry),
         store: store.clone(),
-        clock,
+        clock: clock.clone(),
         namespace: config.namespace.name.clone(),
+        configured: config.namespace.clone(),
         tasks: Arc::clone(&tasks),
         changes: tokio::sync::Mutex::new(Definitions {
             namespace: definitions,
@@ -268,12 +274,12 @@ async fn serve_until<F: Future<Output = ()>>(
 fn spawn_entity(
     spec: registry::EntitySpec,
     entity: OwnedEntity,
-    clock: Clock,
+    clock: &Clock,
     store: &GroupCommitHandle,
     registry: &Arc<LiveRegistry>,
     tasks: &Mutex<JoinSet<()>>,
 ) {
-    let mut task = EntityTask::new(entity, spec.id, clock, store.clone());
+    let mut task = EntityTask::new(entity, spec.id, clock.clone(), store.clone());
     if let Some(destination) = spec.forward_dead_letters_to {
         task = task.forwarding_dead_letters(DeadLetterForwarding::new(
             destination,

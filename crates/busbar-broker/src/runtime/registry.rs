@@ -319,6 +319,15 @@ impl Registry {
             .find(|route| route.entity.path == path)
     }
 
+    /// Every entity: the queues, each topic's scheduled messages and its subscriptions.
+    pub(crate) fn entities(&self) -> Vec<EntityHandle> {
+        let topics = self.topics.values().flat_map(|topic| {
+            std::iter::once(topic.scheduled.clone())
+                .chain(topic.subscriptions.iter().map(|s| s.entity.clone()))
+        });
+        self.queues.values().cloned().chain(topics).collect()
+    }
+
     /// Whether a queue or topic is named `name`.
     pub(crate) fn resolve_name(&self, name: &EntityName) -> bool {
         self.queues.contains_key(name) || self.topics.contains_key(name)

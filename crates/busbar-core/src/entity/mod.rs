@@ -4,6 +4,7 @@
 mod dead_letter_reports;
 mod held;
 mod inspect;
+mod purge;
 mod queue;
 mod restore;
 mod session;

@@ -97,11 +97,14 @@ impl SessionEntity {
         Ok(())
     }
 
-    /// The records that clear every session state (the entity is being deleted).
-    pub fn state_removals(&self) -> impl Iterator<Item = StateRecord> + '_ {
-        self.states
-            .keys()
-            .map(|session| StateRecord::new(session, None))
+    /// Clears every session's state (the entity is purged or deleted); the removals leave
+    /// through [`drain_state_records`](SessionEntity::drain_state_records).
+    pub fn clear_states(&mut self) {
+        let cleared = self
+            .states
+            .drain()
+            .map(|(session, _)| StateRecord::new(&session, None));
+        self.state_records.extend(cleared);
     }
 
     /// Lists sessions (`get-message-sessions`), in ascending id order. O(s log s) in the number

@@ -133,9 +133,10 @@ impl BrokerConnection {
         self.shared.clock.now()
     }
 
-    /// Whether this connection may use the entity at `path`.
+    /// Whether this connection may use the entity at `path` (token expiry is wall time: a
+    /// virtual clock moved ahead does not expire the clients' tokens).
     fn authorized(&self, path: &EntityPath) -> bool {
-        let now = self.now();
+        let now = self.shared.clock.wall_now();
         self.authenticated
             || self.grants.iter().any(|grant| {
                 grant.expires_at > now && grant.path.as_ref().is_none_or(|granted| granted == path)

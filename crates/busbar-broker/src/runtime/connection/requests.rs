@@ -131,7 +131,7 @@ impl BrokerConnection {
                 &self.shared.keys,
                 token,
                 audience,
-                self.now().as_millis(),
+                self.shared.clock.wall_now().as_millis(),
                 // As Service Bus: a token for an unknown entity is answered 404 with the
                 // entity-not-found wording (.NET MessagingEntityNotFoundException, Go
                 // CodeNotFound, Java MESSAGING_ENTITY_NOT_FOUND; Python raises its

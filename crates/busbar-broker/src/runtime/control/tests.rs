@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 use super::*;
 use crate::config::{Config, SubscriptionConfig, TopicConfig};
+use crate::errors::BrokerError;
 use crate::runtime::management::{Operation, OperationResult};
 
 /// A broker on `storage` and its control interface; dropping `stop` shuts it down, and the
@@ -30,7 +31,8 @@ async fn start(
         let stop = async move {
             let _ = stopped.await;
         };
-        crate::runtime::run(&config, storage, listener, stop, |control| {
+        let clock = crate::runtime::Clock::anchored_now().virtual_time();
+        crate::runtime::run(&config, storage, listener, stop, clock, |control| {
             let _ = ready.send(control);
         })
         .await
@@ -374,6 +376,144 @@ async fn topics_subscriptions_and_rules_change_at_run_time_and_survive_a_restart
     ));
     assert!(matches!(
         control.subscriptions("orders").await,
+        Err(ControlError::NotFound(_))
+    ));
+    drop(stop);
+    broker.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purge_and_reset_put_the_namespace_back_as_configured_with_no_messages() {
+    let (control, stop, broker) = start(MemoryStorage::new()).await;
+    send(&control, "queue.1", 3).await;
+    assert_eq!(
+        control.purge("queue.1", true).await.unwrap(),
+        0,
+        "no dead letters"
+    );
+    assert_eq!(control.purge("QUEUE.1", false).await.unwrap(), 3);
+    assert_eq!(control.queue("queue.1").await.unwrap().counts.active, 0);
+    assert!(matches!(
+        control.purge("nowhere", false).await,
+        Err(ControlError::NotFound(_))
+    ));
+
+    // Made, changed and filled meanwhile: a reset undoes all of it.
+    control
+        .create_queue(queue("made"), BTreeMap::new())
+        .await
+        .unwrap();
+    let mut changed = queue("queue.1");
+    changed.delivery.max_delivery_count = 9;
+    control
+        .update_queue(changed, BTreeMap::new())
+        .await
+        .unwrap();
+    control.delete_topic("topic.1").await.unwrap();
+    send(&control, "queue.1", 2).await;
+    control.reset().await.unwrap();
+
+    let configured = Config::emulator_default().namespace;
+    let queues = control.queues().await.unwrap();
+    let names: Vec<String> = queues.iter().map(|q| q.config.name.to_string()).collect();
+    assert_eq!(names, ["queue.1"]);
+    assert_eq!(queues[0].config, configured.queues[0]);
+    assert_eq!(queues[0].counts.active, 0);
+    let topic = control.topic("topic.1").await.unwrap();
+    let names = |subscriptions: &[SubscriptionConfig]| -> Vec<String> {
+        subscriptions.iter().map(|s| s.name.to_string()).collect()
+    };
+    assert_eq!(
+        names(&topic.config.subscriptions),
+        names(&configured.topics[0].subscriptions)
+    );
+    let rules: Vec<String> = control
+        .rules("topic.1", "subscription.1")
+        .await
+        .unwrap()
+        .iter()
+        .map(|rule| rule.name().to_owned())
+        .collect();
+    assert_eq!(rules, ["app-prop-filter-1"]);
+    drop(stop);
+    broker.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_virtual_clock_moves_and_faults_are_injected_only_with_test_controls() {
+    let (control, stop, broker) = start(MemoryStorage::new()).await;
+    assert!(control.test_controls());
+    let before = control.clock().await.unwrap();
+    assert_eq!(before.offset, Duration::ZERO);
+    let after = control
+        .advance_clock(Duration::from_secs(7_200))
+        .await
+        .unwrap();
+    assert_eq!(after.offset, Duration::from_secs(7_200));
+    assert!(after.now.0 >= before.now.0 + 7_200_000);
+
+    control
+        .inject_fault("queue.1", Fault::ServerBusy(1))
+        .await
+        .unwrap();
+    // Held only here: the broker's tasks end once nothing holds their inboxes.
+    let handle = control
+        .state()
+        .unwrap()
+        .queue_handle(&EntityName::new("queue.1"))
+        .unwrap();
+    let (reply, refused) = oneshot::channel();
+    post_entity(
+        &handle.inbox,
+        EntityCommand::Execute {
+            sub_queue: SubQueue::Main,
+            operation: Operation::Enqueue(Vec::new()),
+            reply: Box::new(move |result| {
+                let _ = reply.send(result);
+            }),
+        },
+    );
+    assert_eq!(refused.await.unwrap(), Err(BrokerError::ServerBusy));
+    drop(handle);
+    send(&control, "queue.1", 1).await;
+    drop(stop);
+    broker.await.unwrap();
+
+    // Without test controls the clock and faults do not exist.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (ready, plain) = oneshot::channel();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let broker = tokio::spawn(async move {
+        let config = Config::emulator_default();
+        let stop = async move {
+            let _ = stopped.await;
+        };
+        let clock = crate::runtime::Clock::anchored_now();
+        crate::runtime::run(
+            &config,
+            MemoryStorage::new(),
+            listener,
+            stop,
+            clock,
+            |control| {
+                let _ = ready.send(control);
+            },
+        )
+        .await
+        .unwrap()
+    });
+    let plain = plain.await.unwrap();
+    assert!(!plain.test_controls());
+    assert!(matches!(
+        plain.clock().await,
+        Err(ControlError::NotFound(_))
+    ));
+    assert!(matches!(
+        plain.advance_clock(Duration::from_secs(1)).await,
+        Err(ControlError::NotFound(_))
+    ));
+    assert!(matches!(
+        plain.inject_fault("queue.1", Fault::LockLost(1)).await,
         Err(ControlError::NotFound(_))
     ));
     drop(stop);

@@ -133,7 +133,7 @@ async fn a_dead_lettered_message_moves_to_the_destination_and_a_refused_one_stay
     let mut inboxes = Vec::new();
     let mut tasks = Vec::new();
     for (spec, entity) in specs.into_iter().zip(entities) {
-        let mut task = EntityTask::new(entity, spec.id, clock, writer.handle());
+        let mut task = EntityTask::new(entity, spec.id, clock.clone(), writer.handle());
         if let Some(destination) = spec.forward_dead_letters_to {
             let forwarding =
                 DeadLetterForwarding::new(destination, Arc::downgrade(&registry), spec.own_inbox);

@@ -36,9 +36,13 @@ pub(super) fn refuse(command: EntityCommand, error: &BrokerError, store: &GroupC
         EntityCommand::Delete { done, .. } => {
             let _ = done.send(Ok(()));
         }
+        EntityCommand::Purge { done, .. } => {
+            let _ = done.send(Err(error.clone()));
+        }
         // Nothing is left to detach, release or remove.
         EntityCommand::Detach(_)
         | EntityCommand::Release(_)
+        | EntityCommand::InjectFault(_)
         | EntityCommand::DeadLetterForwarded { .. }
         | EntityCommand::ScheduledReleased { .. } => {}
     }
