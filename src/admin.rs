@@ -277,6 +277,12 @@ impl NamespaceControl for BrokerNamespace {
         let fault = match fault {
             Fault::ServerBusy { count } => runtime::Fault::ServerBusy(count),
             Fault::LockLost { count } => runtime::Fault::LockLost(count),
+            Fault::DetachLink { condition } => runtime::Fault::DetachLink(condition),
+            Fault::DropConnection { condition } => runtime::Fault::DropConnection(condition),
+            Fault::Delay { millis, count } => runtime::Fault::Delay {
+                delay: Duration::from_millis(millis),
+                count,
+            },
         };
         let injected = self.control.inject_fault(entity, fault).await;
         injected.map_err(control_error)

@@ -21,7 +21,8 @@ pub(crate) const DEFAULT_DATA_DIR: &str = "./busbar-data";
 pub(crate) const DEFAULT_ADMIN_URL: &str = "http://127.0.0.1:5300";
 /// The commands of `busbar ctl`, for errors.
 const CTL_COMMANDS: &str = "purge ENTITY [--dead-letter], reset, clock show, \
-     clock advance DURATION, fault ENTITY server-busy|lock-lost [--count N]";
+     clock advance DURATION, fault ENTITY server-busy|lock-lost [--count N], \
+     fault ENTITY detach-link|drop-connection CONDITION, fault ENTITY delay DURATION [--count N]";
 
 /// The usage text of `--help`.
 pub(crate) const USAGE: &str = "\
@@ -71,6 +72,11 @@ busbar ctl controls a running broker through its administration API:
                          Refuse the next N sends to the entity with
                          com.microsoft:server-busy, or answer the next N settlements with
                          lock lost [default N: 1] (needs --test-controls)
+  fault <ENTITY> detach-link|drop-connection <CONDITION>
+                         Detach one receive link of the entity, or close its connection,
+                         with that AMQP condition (needs --test-controls)
+  fault <ENTITY> delay <DURATION> [--count <N>]
+                         Send the entity's next N answers that late (needs --test-controls)
   --admin <URL>          The administration API, plain http [default: http://127.0.0.1:5300]
   --key <NAME:KEY>       The shared access key that signs the requests
                          [default: RootManageSharedAccessKey:SAS_KEY_VALUE]
@@ -231,7 +237,7 @@ pub(crate) enum CliError {
     )]
     InvalidDuration(String),
     /// A fault that does not exist.
-    #[error("{0:?} is not a fault: server-busy or lock-lost")]
+    #[error("{0:?} is not a fault: server-busy, lock-lost, detach-link, drop-connection or delay")]
     UnknownFault(String),
     /// A ctl flag given to a command that does not take it.
     #[error("{flag} goes only with {command}")]
@@ -453,6 +459,29 @@ fn ctl_command(
             let fault = match kind {
                 "server-busy" => Fault::ServerBusy { count },
                 "lock-lost" => Fault::LockLost { count },
+                other => return Err(CliError::UnknownFault(other.to_owned())),
+            };
+            CtlCommand::Fault {
+                entity: entity.to_owned(),
+                fault,
+            }
+        }
+        ["fault", entity, kind, argument] => {
+            let fault = match kind {
+                "detach-link" => Fault::DetachLink {
+                    condition: argument.to_owned(),
+                },
+                "drop-connection" => Fault::DropConnection {
+                    condition: argument.to_owned(),
+                },
+                "delay" => {
+                    let delay = parse_duration(argument)
+                        .ok_or_else(|| CliError::InvalidDuration(argument.to_owned()))?;
+                    Fault::Delay {
+                        millis: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                        count: count.unwrap_or(1),
+                    }
+                }
                 other => return Err(CliError::UnknownFault(other.to_owned())),
             };
             CtlCommand::Fault {
@@ -766,9 +795,59 @@ mod tests {
     }
 
     #[test]
+    fn ctl_faults_that_end_links_or_delay_answers() {
+        let parsed = |words: &[&str]| match parse_args(words) {
+            Ok(Command::Ctl(options)) => options.command,
+            other => panic!("not a ctl command: {other:?}"),
+        };
+        assert_eq!(
+            parsed(&[
+                "ctl",
+                "fault",
+                "q",
+                "detach-link",
+                "amqp:link:detach-forced"
+            ]),
+            fault(
+                "q",
+                Fault::DetachLink {
+                    condition: "amqp:link:detach-forced".into()
+                }
+            )
+        );
+        assert_eq!(
+            parsed(&[
+                "ctl",
+                "fault",
+                "q",
+                "drop-connection",
+                "amqp:connection:forced"
+            ]),
+            fault(
+                "q",
+                Fault::DropConnection {
+                    condition: "amqp:connection:forced".into()
+                }
+            )
+        );
+        assert_eq!(
+            parsed(&["ctl", "fault", "q", "delay", "2s", "--count", "3"]),
+            fault(
+                "q",
+                Fault::Delay {
+                    millis: 2_000,
+                    count: 3
+                }
+            )
+        );
+    }
+
+    #[test]
     fn ctl_errors_say_what_is_wrong() {
         let commands = "purge ENTITY [--dead-letter], reset, clock show, clock advance \
-                        DURATION, fault ENTITY server-busy|lock-lost [--count N]";
+                        DURATION, fault ENTITY server-busy|lock-lost [--count N], fault ENTITY \
+                        detach-link|drop-connection CONDITION, fault ENTITY delay DURATION \
+                        [--count N]";
         let not_a_duration = "is not a duration: write ISO 8601 (PT2H, PT1H30M) or a number \
                               and unit (90s, 2h, 15m, 500ms)";
         let table: &[(&[&str], String)] = &[
@@ -791,7 +870,7 @@ mod tests {
             ),
             (
                 &["ctl", "fault", "q", "slow"],
-                r#""slow" is not a fault: server-busy or lock-lost"#.to_owned(),
+                r#""slow" is not a fault: server-busy, lock-lost, detach-link, drop-connection or delay"#.to_owned(),
             ),
             (
                 &["ctl", "fault", "q", "lock-lost", "--count", "-1"],

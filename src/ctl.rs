@@ -80,6 +80,16 @@ fn describe(command: &CtlCommand, answer: &[u8]) -> Result<String, CtlError> {
                 "the next {} on {entity} will be answered with lock lost",
                 next(*count, "settlement")
             ),
+            Fault::DetachLink { condition } => {
+                format!("a receive link of {entity} will be detached with {condition}")
+            }
+            Fault::DropConnection { condition } => format!(
+                "the connection of a receive link of {entity} will be closed with {condition}"
+            ),
+            Fault::Delay { millis, count } => format!(
+                "the next {} of {entity} will go out {millis} ms late",
+                next(*count, "answer")
+            ),
         },
     };
     Ok(line)

@@ -19,6 +19,7 @@ import pytest
 from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusSubQueue
 from azure.servicebus.exceptions import (
     MessageLockLostError,
+    ServiceBusError,
     ServiceBusServerBusyError,
     SessionLockLostError,
 )
@@ -132,6 +133,36 @@ def test_lock_lost_injection_raises_message_lock_lost(controlled_broker):
             (message,) = receive_exactly(receiver, 1)
             with pytest.raises(MessageLockLostError):
                 receiver.complete_message(message)
+
+
+@pytest.mark.parametrize(
+    ("queue", "kind", "condition"),
+    [
+        ("q-fault-detach", "detach-link", "amqp:link:detach-forced"),
+        ("q-fault-drop", "drop-connection", "amqp:connection:forced"),
+    ],
+)
+def test_a_receive_link_or_its_connection_is_ended_with_the_chosen_condition(
+    controlled_broker, queue, kind, condition
+):
+    with strict_client(controlled_broker.connection_string) as client:
+        with client.get_queue_receiver(queue) as receiver:
+            # Attached and asking for messages: the entity knows the link.
+            assert receiver.receive_messages(max_message_count=1, max_wait_time=1) == []
+            ctl(controlled_broker, "fault", queue, kind, condition)
+            with pytest.raises(ServiceBusError) as raised:
+                receiver.receive_messages(max_message_count=1, max_wait_time=5)
+    assert condition in str(raised.value)
+
+
+def test_answers_are_delayed_as_asked(controlled_broker):
+    ctl(controlled_broker, "fault", "q-fault-delay", "delay", "1500ms")
+    with ServiceBusClient.from_connection_string(controlled_broker.connection_string) as client:
+        with client.get_queue_sender("q-fault-delay") as sender:
+            started = time.monotonic()
+            sender.send_messages(ServiceBusMessage("late"))
+            assert time.monotonic() - started >= 1.4
+        assert bodies(peek_all(client, "q-fault-delay")) == ["late"]
 
 
 def test_purge_and_reset_through_the_cli_and_the_api(controlled_broker):

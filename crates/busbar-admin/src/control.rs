@@ -64,7 +64,7 @@ pub struct ClockState {
 
 /// A fault injected into one entity (`--test-controls`). Its JSON form is the body of
 /// `POST /$busbar/faults/{entity}`: `{"kind":"server-busy","count":3}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Fault {
     /// The next `count` sends to the entity are refused with `com.microsoft:server-busy`.
@@ -75,6 +75,25 @@ pub enum Fault {
     /// The next `count` settlements on the entity are answered with lock lost.
     LockLost {
         /// How many settlements.
+        count: u32,
+    },
+    /// One receive link of the entity (now, or the next to attach) is detached with
+    /// `condition` (e.g. `amqp:link:detach-forced`).
+    DetachLink {
+        /// The AMQP error condition.
+        condition: String,
+    },
+    /// The connection of one receive link of the entity is closed with `condition` (e.g.
+    /// `amqp:connection:forced`).
+    DropConnection {
+        /// The AMQP error condition.
+        condition: String,
+    },
+    /// The next `count` answers of the entity (to sends and settlements) go out `millis` late.
+    Delay {
+        /// How late, in milliseconds.
+        millis: u64,
+        /// How many answers.
         count: u32,
     },
 }

@@ -93,15 +93,35 @@ pub(crate) struct EntityTask {
     faults: Faults,
 }
 
-/// Faults still to show (test controls): how many more sends to refuse as busy, and how many
-/// more settlements to answer with lock lost.
+/// Faults still to show (test controls): how many more sends to refuse as busy, how many more
+/// settlements to answer with lock lost, a link or connection to end, and answers to delay.
 #[derive(Default)]
 struct Faults {
     busy_sends: u32,
     lost_settlements: u32,
+    /// Ends one receive link or its connection when one exists.
+    ending: Option<Ending>,
+    delay: Option<(std::time::Duration, u32)>,
+}
+
+/// How a receive link is to end (test controls).
+enum Ending {
+    Link(String),
+    Connection(String),
 }
 
 impl Faults {
+    /// How late the next answer goes out, if it is delayed (counting it off).
+    fn next_delay(&mut self) -> Option<std::time::Duration> {
+        let (delay, count) = self.delay.as_mut()?;
+        let delay = *delay;
+        if !take_one(count) {
+            self.delay = None;
+            return None;
+        }
+        Some(delay)
+    }
+
     /// Whether the next send is refused (counting it off).
     fn refuse_send(&mut self) -> bool {
         take_one(&mut self.busy_sends)
@@ -223,6 +243,7 @@ impl EntityTask {
             for command in commands.drain(..) {
                 self.handle(command, now, &mut pending);
             }
+            self.end_a_receiver();
             // Before dispatching, so a dead-letter receiver rarely locks what is on its way out.
             self.forward_dead_letters(now);
             self.release_due(now);
@@ -279,11 +300,21 @@ impl EntityTask {
             EntityCommand::InjectFault(Fault::LockLost(count)) => {
                 self.faults.lost_settlements = count;
             }
+            EntityCommand::InjectFault(Fault::DetachLink(condition)) => {
+                self.faults.ending = Some(Ending::Link(condition));
+            }
+            EntityCommand::InjectFault(Fault::DropConnection(condition)) => {
+                self.faults.ending = Some(Ending::Connection(condition));
+            }
+            EntityCommand::InjectFault(Fault::Delay { delay, count }) => {
+                self.faults.delay = Some((delay, count));
+            }
             EntityCommand::Execute {
                 sub_queue,
                 operation,
                 reply,
             } => {
+                let reply = self.maybe_delayed(reply);
                 let changes_state =
                     !matches!(operation, Operation::Peek { .. } | Operation::RenewLock(_));
                 let result = self.execute(sub_queue, operation, now);
@@ -294,6 +325,7 @@ impl EntityTask {
                 }
             }
             EntityCommand::SettleDeliveries { settlements, reply } => {
+                let reply = self.maybe_delayed(reply);
                 let results: Vec<_> = settlements
                     .into_iter()
                     .map(|(token, outcome)| self.client_settle(token, outcome, now))
@@ -466,6 +498,41 @@ impl EntityTask {
                 .map(|()| OperationResult::Done)
                 .map_err(core_error),
         }
+    }
+
+    /// `reply`, sent late if a test asked for the entity's answers to be delayed.
+    fn maybe_delayed<T: Send + 'static>(
+        &mut self,
+        reply: Box<dyn FnOnce(T) + Send>,
+    ) -> Box<dyn FnOnce(T) + Send> {
+        let Some(delay) = self.faults.next_delay() else {
+            return reply;
+        };
+        // Answers may be sent from the store writer's thread, outside the runtime.
+        let runtime = tokio::runtime::Handle::current();
+        Box::new(move |answer| {
+            runtime.spawn(async move {
+                tokio::time::sleep(delay).await;
+                reply(answer);
+            });
+        })
+    }
+
+    /// Ends one receive link, or its connection, if a test asked for it and one is attached.
+    fn end_a_receiver(&mut self) {
+        if self.faults.ending.is_none() || self.receivers.is_empty() {
+            return;
+        }
+        let receiver = self.receivers.remove(0);
+        let command = match self.faults.ending.take() {
+            Some(Ending::Link(condition)) => ConnectionCommand::DetachLink {
+                link: receiver.key.link,
+                condition,
+            },
+            Some(Ending::Connection(condition)) => ConnectionCommand::CloseConnection(condition),
+            None => return,
+        };
+        receiver.mailbox.post(command);
     }
 
     /// A client's settlement, unless a test asked for it to be lost (then nothing is settled).

@@ -156,12 +156,24 @@ pub(crate) enum EntityCommand {
 }
 
 /// A fault a test asks an entity to show (test controls).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// The next `n` sends are refused with `com.microsoft:server-busy`.
     ServerBusy(u32),
     /// The next `n` settlements are answered with lock lost (and settle nothing).
     LockLost(u32),
+    /// One receive link of the entity (now, or the next to ask for messages) is detached with
+    /// this condition.
+    DetachLink(String),
+    /// The connection of one receive link of the entity is closed with this condition.
+    DropConnection(String),
+    /// The next `count` answers to sends and settlements go out `delay` late.
+    Delay {
+        /// How late.
+        delay: std::time::Duration,
+        /// How many answers.
+        count: u32,
+    },
 }
 
 /// What a connection task is told.
@@ -214,6 +226,15 @@ pub(crate) enum ConnectionCommand {
     SessionLockLost(LinkId),
     /// The entity a receive link reads was deleted: detach it with `amqp:not-found`.
     EntityDeleted(LinkId),
+    /// Detach this link with this condition (test controls).
+    DetachLink {
+        /// The link.
+        link: LinkId,
+        /// The AMQP condition.
+        condition: String,
+    },
+    /// Close the connection with this condition (test controls).
+    CloseConnection(String),
     /// A request/response operation finished: answer it.
     Respond {
         /// The link the request came on.

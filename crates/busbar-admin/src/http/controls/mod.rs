@@ -125,8 +125,9 @@ async fn carry_out<C: NamespaceControl>(
             let entity = entity_name(&entity)?;
             let fault: Fault = serde_json::from_slice(body).map_err(|error| {
                 Problem::bad_request(format!(
-                    "the body must be {{\"kind\":\"server-busy\"|\"lock-lost\",\"count\":N}}: \
-                     {error}"
+                    "the body must be {{\"kind\":\"server-busy\"|\"lock-lost\",\"count\":N}}, \
+                     {{\"kind\":\"detach-link\"|\"drop-connection\",\"condition\":\"…\"}} or \
+                     {{\"kind\":\"delay\",\"millis\":N,\"count\":N}}: {error}"
                 ))
             })?;
             (control.inject_fault(&entity, fault).await)

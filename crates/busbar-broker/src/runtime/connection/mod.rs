@@ -283,6 +283,13 @@ impl ConnectionHandler for BrokerConnection {
             }
             ConnectionCommand::SessionLockLost(link) => self.session_lock_lost(link, connection),
             ConnectionCommand::EntityDeleted(link) => self.entity_deleted(link, connection),
+            ConnectionCommand::DetachLink { link, condition } => {
+                self.forget(link);
+                let _ = connection.detach(link, Some(injected(&condition)));
+            }
+            ConnectionCommand::CloseConnection(condition) => {
+                connection.close(Some(injected(&condition)));
+            }
             ConnectionCommand::Respond {
                 request_link,
                 request,
@@ -313,4 +320,9 @@ impl BrokerConnection {
             self.forget(link);
         }
     }
+}
+
+/// The error of a fault a test injected (test controls).
+fn injected(condition: &str) -> busbar_amqp::performatives::AmqpError {
+    busbar_amqp::performatives::AmqpError::new(condition, "injected by Busbar's test controls")
 }

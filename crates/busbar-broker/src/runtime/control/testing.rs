@@ -68,7 +68,7 @@ impl Control {
             return Err(not_enabled());
         }
         for entity in state.entities_at(path)? {
-            post_entity(&entity.inbox, EntityCommand::InjectFault(fault));
+            post_entity(&entity.inbox, EntityCommand::InjectFault(fault.clone()));
         }
         Ok(())
     }
