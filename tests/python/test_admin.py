@@ -139,6 +139,19 @@ def test_a_deleted_queue_refuses_sends_with_the_not_found_error(broker, client):
     assert "could not be found" in str(raised.value.inner_exception)
 
 
+def test_a_sender_open_across_the_delete_is_refused_with_not_found(broker, client):
+    from azure.servicebus.exceptions import MessagingEntityNotFoundError
+
+    with admin_client(broker) as admin:
+        admin.create_queue("deleted-under-a-sender")
+    with client.get_queue_sender("deleted-under-a-sender") as sender:
+        sender.send_messages(ServiceBusMessage("before"))
+        with admin_client(broker) as admin:
+            admin.delete_queue("deleted-under-a-sender")
+        with pytest.raises(MessagingEntityNotFoundError):
+            sender.send_messages(ServiceBusMessage("after"))
+
+
 def test_a_restart_keeps_queues_made_through_the_api_with_their_messages(own_broker):
     with admin_client(own_broker) as admin:
         admin.create_queue("kept-by-restart", max_delivery_count=4)

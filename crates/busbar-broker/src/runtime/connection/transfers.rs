@@ -66,8 +66,16 @@ impl BrokerConnection {
                 return;
             }
         };
-        let targets = self.shared.registry.current().route(path, messages);
-        store_routed(targets, reply);
+        let registry = self.shared.registry.current();
+        // Deleted while the link was open: refused as Service Bus refuses a missing entity.
+        if registry.resolve(path).is_none() {
+            reply(Err(BrokerError::EntityNotFound {
+                namespace: self.shared.namespace.clone(),
+                entity: path.to_string(),
+            }));
+            return;
+        }
+        store_routed(registry.route(path, messages), reply);
     }
 
     /// Why a sent message is refused for its size, if it is: past the link's max-message-size,
