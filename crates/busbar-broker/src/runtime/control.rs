@@ -20,6 +20,7 @@ use super::definitions::{self, Definition, Kind, Namespace};
 use super::entity_task::OwnedEntity;
 use super::live_registry::LiveRegistry;
 use super::mailbox::{EntityCommand, post_entity};
+use super::metrics::{Metrics, MetricsSnapshot};
 use super::registry::{self, Delivery, EntityHandle, IdAssigner};
 use super::{ENTITY_INBOX, spawn_entity};
 use crate::config::{NamespaceConfig, QueueConfig, check_namespace};
@@ -91,6 +92,8 @@ pub(crate) struct ControlState {
     /// The namespace as `Config.json` defines it, which a reset goes back to.
     pub(crate) configured: NamespaceConfig,
     pub(crate) tasks: Arc<Mutex<JoinSet<()>>>,
+    /// The broker-wide counters the connection handlers keep.
+    pub(crate) metrics: Arc<Metrics>,
     /// Held across a change's durable wait, so changes apply one at a time.
     pub(crate) changes: tokio::sync::Mutex<Definitions>,
 }
@@ -112,6 +115,20 @@ impl Control {
         self.state
             .upgrade()
             .ok_or_else(|| ControlError::Unavailable("the broker is shutting down".into()))
+    }
+
+    /// The traffic counters now: the broker's, and each entity's (unordered). Reads atomics
+    /// only; nothing waits.
+    pub fn metrics(&self) -> Result<MetricsSnapshot, ControlError> {
+        let state = self.state()?;
+        let entities = state
+            .registry
+            .current()
+            .entities()
+            .iter()
+            .map(|handle| handle.metrics.traffic(&handle.path))
+            .collect();
+        Ok(state.metrics.snapshot(entities))
     }
 
     /// Every queue, in name order.

@@ -13,6 +13,7 @@ mod inbound;
 mod live_registry;
 mod mailbox;
 mod management;
+mod metrics;
 mod outbound;
 mod registry;
 mod request;
@@ -41,6 +42,7 @@ pub use control::{
     ClockState, Control, ControlError, EntityState, Fault, QueueState, SubscriptionState,
     TopicState,
 };
+pub use metrics::{EntityTraffic, MetricsSnapshot};
 
 use crate::auth::SasKeys;
 use crate::config::Config;
@@ -50,6 +52,7 @@ use dead_letter_forwarding::DeadLetterForwarding;
 use entity_task::{EntityTask, OwnedEntity};
 use live_registry::LiveRegistry;
 use mailbox::Mailbox;
+use metrics::Metrics;
 use topic_schedule::TopicRelease;
 
 /// Service Bus's message size limit (Standard tier, and the emulator's).
@@ -109,6 +112,8 @@ pub(crate) struct Shared {
     pub(crate) max_message_size: u64,
     /// Where rule changes are persisted (entity tasks hold their own handles).
     pub(crate) store: GroupCommitHandle,
+    /// The broker-wide counters.
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 /// Runs the broker for `config` on `listener` until `stop` resolves, then closes every
@@ -191,6 +196,7 @@ where
     // are gone, so is every inbox sender, and the tasks end.
     let registry = Arc::new(LiveRegistry::new(registry));
     let tasks = Arc::new(Mutex::new(JoinSet::new()));
+    let metrics = Arc::new(Metrics::default());
     for (spec, entity) in entities {
         spawn_entity(spec, entity, &clock, &store, &registry, &tasks);
     }
@@ -201,6 +207,7 @@ where
         namespace: config.namespace.name.clone(),
         configured: config.namespace.clone(),
         tasks: Arc::clone(&tasks),
+        metrics: Arc::clone(&metrics),
         changes: tokio::sync::Mutex::new(Definitions {
             namespace: definitions,
             ids,
@@ -214,6 +221,7 @@ where
         clock,
         max_message_size: MAX_MESSAGE_SIZE,
         store: store.clone(),
+        metrics,
     });
     let served = serve_until(listener, shared, stop).await;
     // Every entity inbox sender lived in the registry, the control state and the connection

@@ -15,6 +15,7 @@ use busbar_rules::{Disposition, Guid, RuleSet, Subscription, fan_out};
 
 use super::dead_letter_forwarding::forwarded_copy;
 use super::mailbox::EntityCommand;
+use super::metrics::EntityMetrics;
 use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
 use super::topic_schedule;
@@ -39,6 +40,8 @@ pub(crate) struct EntityHandle {
     pub(crate) inbox: mpsc::Sender<EntityCommand>,
     /// `RequiresSession`: receivers must accept a session, messages need a session id.
     pub(crate) requires_session: bool,
+    /// Its messages in and out.
+    pub(crate) metrics: Arc<EntityMetrics>,
 }
 
 /// A subscription as its topic routes to it.
@@ -539,6 +542,7 @@ pub(crate) fn new_entity(
         path,
         inbox: sender,
         requires_session,
+        metrics: Arc::default(),
     };
     (spec, handle)
 }

@@ -115,6 +115,7 @@ pub(crate) struct BrokerConnection {
 impl BrokerConnection {
     /// The handler of connection number `id`, reachable through `mailbox`.
     pub(crate) fn new(shared: Arc<Shared>, id: u64, mailbox: Mailbox) -> Self {
+        shared.metrics.connection_opened();
         Self {
             shared,
             id,
@@ -147,6 +148,7 @@ impl BrokerConnection {
     fn wire(&self, error: &BrokerError, entity: &str) -> WireError {
         let tracking_id = TrackingId::random();
         tracing::debug!(connection = self.id, %tracking_id, entity, %error, "request refused");
+        self.shared.metrics.refused(error);
         error.to_wire(&ErrorScope {
             namespace: &self.shared.namespace,
             entity,
@@ -204,6 +206,13 @@ impl BrokerConnection {
             }
         };
         connection.sasl_outcome(verdict);
+    }
+}
+
+impl Drop for BrokerConnection {
+    /// The driver drops the handler when its connection has ended.
+    fn drop(&mut self) {
+        self.shared.metrics.connection_closed();
     }
 }
 

@@ -3,6 +3,8 @@
 //! echoes held for the run of commands and sent as ranges); credit passed on to the entity as
 //! an absolute limit.
 
+use std::sync::Arc;
+
 use busbar_amqp::engine::{
     Connection, DeliveryId, DispositionUpdate, IncomingTransfer, LinkId, OutgoingDelivery,
 };
@@ -22,7 +24,7 @@ use crate::runtime::inbound::messages_of_transfer;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Reply, post_entity};
 use crate::runtime::management::{Operation, OperationResult};
 use crate::runtime::outbound::{delivered_message, lock_tag};
-use crate::runtime::registry::EntityHandle;
+use crate::runtime::registry::{EntityHandle, Resolved};
 use crate::runtime::settlement::{outcome_of, rejected, success_echo};
 
 impl BrokerConnection {
@@ -44,7 +46,7 @@ impl BrokerConnection {
             let _ = connection.set_credit(link, SEND_CREDIT);
         }
         let mailbox = self.mailbox.clone();
-        let reply: Reply = Box::new(move |result: Result<OperationResult, BrokerError>| {
+        let outcome = move |result: Result<OperationResult, BrokerError>| {
             if !settled {
                 mailbox.post(ConnectionCommand::SendOutcome {
                     link,
@@ -52,29 +54,41 @@ impl BrokerConnection {
                     result: result.map(|_| ()),
                 });
             }
-        });
+        };
         if let Some(error) = self.oversize(&transfer) {
-            reply(Err(error));
+            outcome(Err(error));
             return;
         }
         let messages = match messages_of_transfer(transfer.message, transfer.message_format) {
             Ok(messages) => messages,
             Err(error) => {
-                reply(Err(BrokerError::Argument(format!(
+                outcome(Err(BrokerError::Argument(format!(
                     "the message cannot be decoded: {error}"
                 ))));
                 return;
             }
         };
         let registry = self.shared.registry.current();
-        // Deleted while the link was open: refused as Service Bus refuses a missing entity.
-        if registry.resolve(path).is_none() {
-            reply(Err(BrokerError::EntityNotFound {
-                namespace: self.shared.namespace.clone(),
-                entity: path.to_string(),
-            }));
-            return;
-        }
+        // The entity (a topic: its own entity of scheduled messages) counts what it accepts.
+        let metrics = match registry.resolve(path) {
+            Some(Resolved::Entity(handle)) => Arc::clone(&handle.metrics),
+            Some(Resolved::Topic(topic)) => Arc::clone(&topic.scheduled.metrics),
+            // Deleted while the link was open: refused as Service Bus refuses a missing entity.
+            None => {
+                outcome(Err(BrokerError::EntityNotFound {
+                    namespace: self.shared.namespace.clone(),
+                    entity: path.to_string(),
+                }));
+                return;
+            }
+        };
+        let count = u64::try_from(messages.len()).unwrap_or(u64::MAX);
+        let reply: Reply = Box::new(move |result: Result<OperationResult, BrokerError>| {
+            if result.is_ok() {
+                metrics.received(count);
+            }
+            outcome(result);
+        });
         store_routed(registry.route(path, messages), reply);
     }
 
@@ -174,6 +188,7 @@ impl BrokerConnection {
                     Ok(outgoing) => match connection.send_transfer(link, outgoing) {
                         Ok(delivery_id) => {
                             receiver.sent = receiver.sent.wrapping_add(1);
+                            receiver.entity.metrics.delivered();
                             if let Some(token) = token {
                                 receiver.unsettled.insert(delivery_id, token);
                             }

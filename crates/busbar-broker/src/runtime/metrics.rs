@@ -1,0 +1,155 @@
+//! The broker's traffic counters, named after Azure Monitor's Service Bus metrics: plain
+//! `AtomicU64`s bumped on the message path without a lock, read by the control interface
+//! ([`Control::metrics`](super::Control::metrics)). Broker-wide counters live in [`Metrics`]
+//! (held by the connection handlers and the control state); each entity's in the
+//! [`EntityMetrics`] its registry handle carries, created with the entity, so an entity
+//! deleted and created again starts from zero (a counter reset, which Prometheus expects).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::errors::BrokerError;
+
+/// Broker-wide counters.
+#[derive(Debug, Default)]
+pub(crate) struct Metrics {
+    connections_opened: AtomicU64,
+    connections_closed: AtomicU64,
+    server_errors: AtomicU64,
+    user_errors: AtomicU64,
+    throttled_requests: AtomicU64,
+}
+
+/// One entity's counters.
+#[derive(Debug, Default)]
+pub(crate) struct EntityMetrics {
+    incoming: AtomicU64,
+    outgoing: AtomicU64,
+}
+
+/// The counters at one moment, as the control interface reports them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetricsSnapshot {
+    /// Connections accepted since start-up.
+    pub connections_opened: u64,
+    /// Connections ended since start-up.
+    pub connections_closed: u64,
+    /// Requests refused because of a fault of the broker (storage, time-outs).
+    pub server_errors: u64,
+    /// Requests refused because of the client's request (not found, bad argument, quota, …).
+    pub user_errors: u64,
+    /// Requests refused as server-busy.
+    pub throttled_requests: u64,
+    /// Each queue, topic and subscription, by its path.
+    pub entities: Vec<EntityTraffic>,
+}
+
+impl MetricsSnapshot {
+    /// Connections open now.
+    #[must_use]
+    pub fn active_connections(&self) -> u64 {
+        self.connections_opened
+            .saturating_sub(self.connections_closed)
+    }
+}
+
+/// One entity's messages in and out since it was created (or the broker started).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntityTraffic {
+    /// Its path as configured: `queue`, `topic`, `topic/Subscriptions/subscription`.
+    pub path: String,
+    /// Messages sent to it and stored (a topic's: those sent to the topic).
+    pub incoming: u64,
+    /// Messages delivered from it to receivers.
+    pub outgoing: u64,
+}
+
+impl Metrics {
+    pub(crate) fn connection_opened(&self) {
+        self.connections_opened.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn connection_closed(&self) {
+        self.connections_closed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a request refused with `error`: throttled, the broker's fault, or the user's.
+    pub(crate) fn refused(&self, error: &BrokerError) {
+        let counter = match error {
+            BrokerError::ServerBusy => &self.throttled_requests,
+            BrokerError::Timeout { .. } | BrokerError::StoreUnavailable { .. } => {
+                &self.server_errors
+            }
+            _ => &self.user_errors,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The broker-wide counters, with `entities`.
+    pub(crate) fn snapshot(&self, entities: Vec<EntityTraffic>) -> MetricsSnapshot {
+        MetricsSnapshot {
+            connections_opened: self.connections_opened.load(Ordering::Relaxed),
+            connections_closed: self.connections_closed.load(Ordering::Relaxed),
+            server_errors: self.server_errors.load(Ordering::Relaxed),
+            user_errors: self.user_errors.load(Ordering::Relaxed),
+            throttled_requests: self.throttled_requests.load(Ordering::Relaxed),
+            entities,
+        }
+    }
+}
+
+impl EntityMetrics {
+    /// Counts `messages` stored by a send.
+    pub(crate) fn received(&self, messages: u64) {
+        self.incoming.fetch_add(messages, Ordering::Relaxed);
+    }
+
+    /// Counts one delivery sent to a receiver.
+    pub(crate) fn delivered(&self) {
+        self.outgoing.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The entity's counters under `path`.
+    pub(crate) fn traffic(&self, path: &str) -> EntityTraffic {
+        EntityTraffic {
+            path: path.to_owned(),
+            incoming: self.incoming.load(Ordering::Relaxed),
+            outgoing: self.outgoing.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_count_and_classify() {
+        let metrics = Metrics::default();
+        metrics.connection_opened();
+        metrics.connection_opened();
+        metrics.connection_closed();
+        metrics.refused(&BrokerError::ServerBusy);
+        metrics.refused(&BrokerError::Argument("bad".into()));
+        metrics.refused(&BrokerError::MessageLockLost);
+        let entity = EntityMetrics::default();
+        entity.received(3);
+        entity.delivered();
+        let snapshot = metrics.snapshot(vec![entity.traffic("q")]);
+        assert_eq!(snapshot.active_connections(), 1);
+        assert_eq!(
+            snapshot,
+            MetricsSnapshot {
+                connections_opened: 2,
+                connections_closed: 1,
+                server_errors: 0,
+                user_errors: 2,
+                throttled_requests: 1,
+                entities: vec![EntityTraffic {
+                    path: "q".into(),
+                    incoming: 3,
+                    outgoing: 1,
+                }],
+            }
+        );
+    }
+}
