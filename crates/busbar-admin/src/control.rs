@@ -23,6 +23,7 @@ use crate::atom::{
     SubscriptionProperties, SubscriptionRuntimeProperties, Timestamp, TopicProperties,
     TopicRuntimeProperties,
 };
+use crate::metrics::MetricsSnapshot;
 
 /// Why the broker refused or could not carry out an operation. The HTTP layer maps each to the
 /// service's status and `<Error>` body (admin-api.md §8): 404, 409, 400 and 503.
@@ -278,6 +279,12 @@ pub trait NamespaceControl: Send + Sync + 'static {
         subscription: &str,
         name: &str,
     ) -> impl Future<Output = ControlResult<()>> + Send;
+
+    /// The counts `GET /metrics` reports (no token needed, as for Prometheus scrapers). By
+    /// default [`ControlError::NotFound`]: the endpoint answers 404.
+    fn metrics(&self) -> impl Future<Output = ControlResult<MetricsSnapshot>> + Send {
+        async { Err(ControlError::NotFound) }
+    }
 
     /// Whether the broker runs with `--test-controls`: only then are [`clock`](Self::clock),
     /// [`advance_clock`](Self::advance_clock) and [`inject_fault`](Self::inject_fault) served

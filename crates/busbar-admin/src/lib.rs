@@ -11,6 +11,7 @@
 //! - [`auth`]: finding the shared-access-signature tokens of a request and having them
 //!   verified.
 //! - [`http`]: the HTTP/1.1 server: routing, body limits, timeouts, graceful shutdown.
+//! - [`metrics`]: `GET /metrics`, the broker's counts in the Prometheus text format.
 //! - [`tls`]: TLS on the same port, its certificates (a development CA, or PEM files), and
 //!   the first-byte test that tells it from plain HTTP.
 //! - [`test_controls`]: Busbar's own JSON endpoints under `/$busbar/` (purge, reset, and with
@@ -26,6 +27,7 @@ pub mod atom;
 pub mod auth;
 pub mod control;
 pub mod http;
+pub mod metrics;
 pub mod test_controls;
 pub mod tls;
 pub mod validate;

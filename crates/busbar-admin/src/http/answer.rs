@@ -1,7 +1,8 @@
 //! One request from its headers to its response: route, authorise, read the body under the
 //! cap and the deadline, dispatch, and answer. Every request gets an answer; a request whose
 //! body is too large or too late gets one that closes the connection. Busbar's own controls
-//! (`/$busbar/…`) are handed to [`super::controls`] once authorised.
+//! (`/$busbar/…`) are handed to [`super::controls`] once authorised; the health probe and the
+//! Prometheus scrape (`GET /metrics`) are answered without a token.
 
 use std::time::Duration;
 
@@ -18,9 +19,10 @@ use super::controls;
 use super::handlers::{Exchange, Failure, dispatch};
 use super::request_url::RequestUrl;
 use super::response::{self, Body, closing, refusal};
-use super::route::{Operation, RouteError, Routed, is_health_probe, route};
+use super::route::{Operation, RouteError, Routed, is_health_probe, is_metrics_scrape, route};
 use crate::atom::MAX_DOCUMENT_BYTES;
-use crate::control::NamespaceControl;
+use crate::control::{ControlError, NamespaceControl};
+use crate::metrics::{self, render};
 
 /// Answers one request.
 pub(crate) async fn answer<C: NamespaceControl>(
@@ -35,6 +37,9 @@ pub(crate) async fn answer<C: NamespaceControl>(
     let url = RequestUrl::new(scheme, &parts);
     if is_health_probe(&parts.method, url.path(), url.has_api_version()) {
         return response::healthy(control.test_controls());
+    }
+    if is_metrics_scrape(&parts.method, url.path(), url.has_api_version()) {
+        return scrape(control, deadline).await;
     }
     let routed = route(&parts.method, url.path());
     if let Err(reason) = config
@@ -94,6 +99,32 @@ pub(crate) async fn answer<C: NamespaceControl>(
         }
     }
 }
+
+/// `GET /metrics`: the control's counts in the Prometheus text format, or a plain-text 404
+/// (not served) or 503.
+async fn scrape<C: NamespaceControl>(control: &C, deadline: Instant) -> Response<Body> {
+    match timeout_at(deadline, control.metrics()).await {
+        Ok(Ok(snapshot)) => {
+            response::text(StatusCode::OK, metrics::CONTENT_TYPE, render(&snapshot))
+        }
+        Ok(Err(ControlError::NotFound)) => response::text(
+            StatusCode::NOT_FOUND,
+            PLAIN,
+            "metrics are not served\n".into(),
+        ),
+        Ok(Err(error)) => {
+            response::text(StatusCode::SERVICE_UNAVAILABLE, PLAIN, format!("{error}\n"))
+        }
+        Err(_) => response::text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            PLAIN,
+            "the broker did not answer in time\n".into(),
+        ),
+    }
+}
+
+/// The `Content-Type` of a scrape's error text.
+const PLAIN: &str = "text/plain; charset=utf-8";
 
 /// Why a request body was not read whole.
 #[derive(Debug)]

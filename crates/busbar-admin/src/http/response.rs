@@ -95,6 +95,11 @@ pub(crate) fn healthy(test_controls: bool) -> Response<Body> {
     json(StatusCode::OK, text)
 }
 
+/// A text document of `content_type` (the Prometheus scrape's).
+pub(crate) fn text(status: StatusCode, content_type: &'static str, text: String) -> Response<Body> {
+    document(status, content_type, text)
+}
+
 /// A JSON document.
 pub(crate) fn json(status: StatusCode, text: String) -> Response<Body> {
     document(status, JSON, text)

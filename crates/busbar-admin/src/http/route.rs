@@ -104,6 +104,12 @@ pub(crate) fn is_health_probe(method: &Method, path: &str, has_api_version: bool
     method == Method::GET && matches!(path, "/health" | "/health/") && !has_api_version
 }
 
+/// Whether a request is a Prometheus scrape, `GET /metrics` without an `api-version`, answered
+/// without authorisation (a queue may be called `metrics`, as for [`is_health_probe`]).
+pub(crate) fn is_metrics_scrape(method: &Method, path: &str, has_api_version: bool) -> bool {
+    method == Method::GET && matches!(path, "/metrics" | "/metrics/") && !has_api_version
+}
+
 /// Routes `method` on `path` (the raw, still percent-encoded path of the request line), once
 /// [`is_health_probe`] said it is not the probe.
 pub(crate) fn route(method: &Method, path: &str) -> Result<Routed, RouteError> {
@@ -294,6 +300,15 @@ mod tests {
         assert!(is_health_probe(&Method::GET, "/health/", false));
         assert!(!is_health_probe(&Method::GET, "/Health", false));
         assert_eq!(get("/health"), api(Operation::Get(entity("health"))));
+    }
+
+    #[test]
+    fn metrics_is_the_bare_scrape_only() {
+        assert!(is_metrics_scrape(&Method::GET, "/metrics", false));
+        assert!(is_metrics_scrape(&Method::GET, "/metrics/", false));
+        assert!(!is_metrics_scrape(&Method::GET, "/metrics", true));
+        assert!(!is_metrics_scrape(&Method::PUT, "/metrics", false));
+        assert_eq!(get("/metrics"), api(Operation::Get(entity("metrics"))));
     }
 
     #[test]

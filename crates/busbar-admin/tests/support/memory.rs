@@ -5,7 +5,8 @@
 //!
 //! Busbar's controls: messages exist only as counts (`set_counts`), which purge and reset zero;
 //! the virtual clock starts at [`CLOCK_START`]; injected faults are recorded (`faults`). The
-//! clock and faults answer only after `enable_test_controls`, as the broker does.
+//! clock and faults answer only after `enable_test_controls`, as the broker does. `GET /metrics`
+//! reports those counts per queue, topic and subscription, with no traffic and no connections.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -21,6 +22,7 @@ use busbar_admin::control::{
     ClockState, ControlError, ControlResult, Fault, NamespaceControl, Page, QueueEntry, RuleEntry,
     SubscriptionEntry, TopicEntry,
 };
+use busbar_admin::metrics::{EntityMetrics, MetricsSnapshot};
 use tokio::sync::{Notify, OwnedMutexGuard};
 
 /// The namespace name the emulator uses.
@@ -482,6 +484,42 @@ impl NamespaceControl for MemoryNamespace {
                 .remove(&key(name)))
             .map(drop)
             .ok_or(ControlError::NotFound)
+        })
+    }
+
+    async fn metrics(&self) -> ControlResult<MetricsSnapshot> {
+        let state = self.state.lock().unwrap();
+        let entity = |name: &str, counts: &MessageCountDetails, size_bytes: u64| EntityMetrics {
+            name: name.to_owned(),
+            active: counts.active,
+            dead_lettered: counts.dead_letter,
+            scheduled: counts.scheduled,
+            size_bytes,
+            ..EntityMetrics::default()
+        };
+        let mut entities = Vec::new();
+        for queue in state.queues.values() {
+            let runtime = &queue.runtime;
+            entities.push(entity(&queue.name, &runtime.counts, runtime.size_in_bytes));
+        }
+        for topic in state.topics.values() {
+            let runtime = &topic.entry.runtime;
+            entities.push(entity(
+                &topic.entry.name,
+                &runtime.counts,
+                runtime.size_in_bytes,
+            ));
+            for subscription in topic.subscriptions.values() {
+                let name = format!(
+                    "{}/Subscriptions/{}",
+                    topic.entry.name, subscription.entry.name
+                );
+                entities.push(entity(&name, &subscription.entry.runtime.counts, 0));
+            }
+        }
+        Ok(MetricsSnapshot {
+            entities,
+            ..MetricsSnapshot::default()
         })
     }
 
