@@ -2,9 +2,11 @@
 //! the broker's control interface, with the namespace keys `$cbs` checks. Queues, topics,
 //! subscriptions and rules are created, read, listed, changed and deleted while the broker runs
 //! (the descriptions are translated in `convert`); purge and reset, and with `--test-controls`
-//! the virtual clock and fault injection, serve test suites.
+//! the virtual clock and fault injection, serve test suites; `GET /metrics` reports the
+//! broker's counts (`metrics`).
 
 mod convert;
+mod metrics;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +20,7 @@ use busbar_admin::control::{
     ClockState, ControlError, ControlResult, Fault, NamespaceControl, Page, QueueEntry, RuleEntry,
     SubscriptionEntry, TopicEntry,
 };
+use busbar_admin::metrics::MetricsSnapshot;
 use busbar_broker::auth::{SasKeys, SasToken};
 use busbar_broker::runtime::{self, Control};
 
@@ -236,6 +239,12 @@ impl NamespaceControl for BrokerNamespace {
     async fn delete_rule(&self, topic: &str, subscription: &str, name: &str) -> ControlResult<()> {
         let removed = self.control.remove_rule(topic, subscription, name).await;
         removed.map_err(control_error)
+    }
+
+    async fn metrics(&self) -> ControlResult<MetricsSnapshot> {
+        metrics::snapshot(&self.control)
+            .await
+            .map_err(control_error)
     }
 
     fn test_controls(&self) -> bool {

@@ -105,6 +105,8 @@ QUEUES = {
     "q-dlq-forward-source": {"MaxDeliveryCount": 1, "ForwardDeadLetteredMessagesTo": "q-dlq-forward-target"},
     "q-dlq-forward-target": {},
     "q-filter-error-target": {},
+    # GET /metrics (test_metrics.py).
+    "q-metrics": {},
 }
 
 

@@ -1,0 +1,48 @@
+"""`GET /metrics` on the admin port, read as a Prometheus scraper reads it (plain HTTP, no
+token): a queue's traffic and message counts after sends and a receive through the official
+SDK, and the open connections."""
+
+import re
+import urllib.request
+
+from azure.servicebus import ServiceBusMessage
+
+from support import receive_exactly
+
+QUEUE = "q-metrics"
+
+
+def scrape(broker):
+    """The samples of `/metrics` as {(name, labels): value}."""
+    url = f"http://127.0.0.1:{broker.admin_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("application/openmetrics-text")
+        text = response.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        found = re.fullmatch(r"([a-z_]+)(\{[^}]*\})? (\S+)", line)
+        assert found, f"not a sample line: {line!r}"
+        samples[(found.group(1), found.group(2) or "")] = float(found.group(3))
+    return samples
+
+
+def test_a_queue_counts_what_was_sent_and_received(broker, client):
+    with client.get_queue_sender(QUEUE) as sender:
+        sender.send_messages([ServiceBusMessage(f"m{i}") for i in range(3)])
+    with client.get_queue_receiver(QUEUE, max_wait_time=5) as receiver:
+        (message,) = receive_exactly(receiver, 1)
+        receiver.complete_message(message)
+
+        samples = scrape(broker)
+        entity = f'{{entity_name="{QUEUE}"}}'
+        assert samples[("servicebus_incoming_messages_total", entity)] == 3
+        assert samples[("servicebus_outgoing_messages_total", entity)] == 1
+        assert samples[("servicebus_active_messages", entity)] == 2
+        assert samples[("servicebus_messages", entity)] == 2
+        assert samples[("servicebus_dead_lettered_messages", entity)] == 0
+        assert samples[("servicebus_size_bytes", entity)] > 0
+        assert samples[("servicebus_active_connections", "")] >= 1
+        assert samples[("servicebus_connections_opened_total", "")] >= 1
