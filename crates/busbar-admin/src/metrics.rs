@@ -112,7 +112,8 @@ fn broker_counter(registry: &mut Registry, name: &str, help: &str, value: u64) {
 /// What one metric reads of an entity.
 type EntityValue = fn(&EntityMetrics) -> u64;
 
-/// The snapshot in the Prometheus text format.
+/// The snapshot in the Prometheus text format (the help texts get their full stop from the
+/// encoder).
 #[must_use]
 pub fn render(snapshot: &MetricsSnapshot) -> String {
     let mut registry = Registry::default();
@@ -120,22 +121,22 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
     let gauges: [(&str, &str, EntityValue); 5] = [
         (
             "servicebus_active_messages",
-            "Messages in the entity: available, locked or deferred.",
+            "Messages in the entity: available, locked or deferred",
             |entity| entity.active,
         ),
         (
             "servicebus_dead_lettered_messages",
-            "Messages in the entity's dead-letter sub-queue.",
+            "Messages in the entity's dead-letter sub-queue",
             |entity| entity.dead_lettered,
         ),
         (
             "servicebus_scheduled_messages",
-            "Messages waiting for their scheduled enqueue time.",
+            "Messages waiting for their scheduled enqueue time",
             |entity| entity.scheduled,
         ),
         (
             "servicebus_messages",
-            "Messages the entity holds: active, dead-lettered and scheduled.",
+            "Messages the entity holds: active, dead-lettered and scheduled",
             |entity| {
                 entity
                     .active
@@ -145,7 +146,7 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
         ),
         (
             "servicebus_size_bytes",
-            "Payload bytes the entity stores.",
+            "Payload bytes the entity stores",
             |entity| entity.size_bytes,
         ),
     ];
@@ -155,14 +156,14 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
     entity_counters(
         &mut registry,
         "servicebus_incoming_messages",
-        "Messages sent to the entity and accepted.",
+        "Messages sent to the entity and accepted",
         entities,
         |entity| entity.incoming,
     );
     entity_counters(
         &mut registry,
         "servicebus_outgoing_messages",
-        "Messages delivered from the entity to receivers.",
+        "Messages delivered from the entity to receivers",
         entities,
         |entity| entity.outgoing,
     );
@@ -170,33 +171,33 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
     active.set(gauge(snapshot.active_connections));
     registry.register(
         "servicebus_active_connections",
-        "AMQP connections open now.",
+        "AMQP connections open now",
         active,
     );
     let counters = [
         (
             "servicebus_connections_opened",
-            "AMQP connections accepted.",
+            "AMQP connections accepted",
             snapshot.connections_opened,
         ),
         (
             "servicebus_connections_closed",
-            "AMQP connections ended.",
+            "AMQP connections ended",
             snapshot.connections_closed,
         ),
         (
             "servicebus_server_errors",
-            "Requests that failed through a fault of the broker.",
+            "Requests that failed through a fault of the broker",
             snapshot.server_errors,
         ),
         (
             "servicebus_user_errors",
-            "Requests refused for what they asked.",
+            "Requests refused for what they asked",
             snapshot.user_errors,
         ),
         (
             "servicebus_throttled_requests",
-            "Requests refused as server-busy.",
+            "Requests refused as server-busy",
             snapshot.throttled_requests,
         ),
     ];
@@ -244,6 +245,7 @@ mod tests {
             "servicebus_connections_closed_total 0".to_owned(),
             "servicebus_throttled_requests_total 2".to_owned(),
             "# TYPE servicebus_incoming_messages counter".to_owned(),
+            "# HELP servicebus_size_bytes Payload bytes the entity stores.".to_owned(),
         ] {
             assert!(
                 text.lines().any(|l| l == line),
