@@ -1,13 +1,18 @@
 """`GET /metrics` on the admin port, read as a Prometheus scraper reads it (plain HTTP, no
 token): a queue's traffic and message counts after sends and a receive through the official
-SDK, and the open connections."""
+SDK, the open connections, and a server-busy refusal (injected with `busbar ctl`) counted as
+throttled once its connection has closed."""
 
 import re
+import subprocess
+import time
 import urllib.request
 
+import pytest
 from azure.servicebus import ServiceBusMessage
+from azure.servicebus.exceptions import ServiceBusServerBusyError
 
-from support import receive_exactly
+from support import receive_exactly, strict_client
 
 QUEUE = "q-metrics"
 
@@ -46,3 +51,28 @@ def test_a_queue_counts_what_was_sent_and_received(broker, client):
         assert samples[("servicebus_size_bytes", entity)] > 0
         assert samples[("servicebus_active_connections", "")] >= 1
         assert samples[("servicebus_connections_opened_total", "")] >= 1
+
+
+def test_a_server_busy_refusal_is_throttled_and_a_closed_connection_counted(controlled_broker):
+    broker = controlled_broker
+    subprocess.run(
+        [broker.binary, "ctl", "--admin", f"http://127.0.0.1:{broker.admin_port}",
+         "fault", QUEUE, "server-busy"],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+    with strict_client(broker.connection_string) as client:
+        with client.get_queue_sender(QUEUE) as sender:
+            with pytest.raises(ServiceBusServerBusyError):
+                sender.send_messages(ServiceBusMessage("refused"))
+    # The driver ends the connection task a moment after the client's close.
+    closed = ("servicebus_connections_closed_total", "")
+    deadline = time.monotonic() + 10
+    samples = scrape(broker)
+    while samples[closed] < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        samples = scrape(broker)
+    assert samples[closed] >= 1
+    assert samples[("servicebus_throttled_requests_total", "")] >= 1
+    assert samples[("servicebus_incoming_messages_total", f'{{entity_name="{QUEUE}"}}')] == 0
