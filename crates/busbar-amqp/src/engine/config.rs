@@ -34,6 +34,10 @@ pub struct ConnectionConfig {
     pub require_sasl: bool,
     /// How long we wait for the peer's `close` after sending ours.
     pub close_timeout: Duration,
+    /// How long the whole opening handshake may take, from the connection's start to the
+    /// peer's `open` (protocol headers and SASL included); a connection still handshaking then
+    /// is closed.
+    pub handshake_timeout: Duration,
     /// Connection properties in our `open`.
     pub properties: Option<Fields>,
 }
@@ -53,6 +57,7 @@ impl Default for ConnectionConfig {
             uncredited_transfer_allowance: 1000,
             require_sasl: false,
             close_timeout: Duration::from_secs(5),
+            handshake_timeout: Duration::from_secs(10),
             properties: None,
         }
     }

@@ -1,5 +1,5 @@
-//! The server-side connection engine: protocol headers, SASL, open/close, idle time-outs, and the
-//! dispatch of frames to sessions. Pure: bytes and time in; bytes, events and a deadline out.
+//! The server-side connection engine: protocol headers, SASL, open/close, idle and handshake
+//! time-outs, and the dispatch of frames to sessions. Pure: bytes and time in; bytes, events and a deadline out.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -75,11 +75,14 @@ pub struct Connection {
     pub(crate) last_received: Millis,
     last_sent: Millis,
     close_deadline: Option<Millis>,
+    /// When the handshake must be complete; `None` once the peer's `open` is in.
+    pub(crate) handshake_deadline: Option<Millis>,
 }
 
 impl Connection {
     /// A connection waiting for the client's protocol header.
     pub fn new(config: ConnectionConfig, now: Millis) -> Self {
+        let handshake_deadline = Some(now.after(config.handshake_timeout));
         Self {
             decoder: FrameDecoder::new(config.max_frame_size.max(MIN_MAX_FRAME_SIZE)),
             config,
@@ -97,6 +100,7 @@ impl Connection {
             last_received: now,
             last_sent: now,
             close_deadline: None,
+            handshake_deadline,
         }
     }
 
@@ -108,6 +112,18 @@ impl Connection {
     /// The most bytes the input buffer needs to hold: one frame of our max-frame-size.
     pub fn input_limit(&self) -> usize {
         usize::try_from(self.decoder.max_frame_size()).unwrap_or(usize::MAX)
+    }
+
+    /// Whether the opening handshake is still under way: no `open` received yet and not ended.
+    pub fn is_handshaking(&self) -> bool {
+        matches!(
+            self.state,
+            ConnectionState::Start
+                | ConnectionState::SaslMechanismsSent
+                | ConnectionState::SaslInitReceived
+                | ConnectionState::SaslDone
+                | ConnectionState::HeaderExchanged
+        )
     }
 
     /// Whether the connection has ended and all its bytes were taken by [`Self::poll_transmit`].
@@ -186,13 +202,19 @@ impl Connection {
             }
             _ => None,
         };
-        [silence, heartbeat, self.close_deadline]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            silence,
+            heartbeat,
+            self.close_deadline,
+            self.handshake_deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
-    /// Fires whatever is due at `now`: a heartbeat, an idle time-out, a close that was not answered.
+    /// Fires whatever is due at `now`: a heartbeat, an idle or handshake time-out, a close that
+    /// was not answered.
     pub fn handle_timeout(&mut self, now: Millis) {
         self.now = now;
         if self.state == ConnectionState::End {
@@ -200,6 +222,13 @@ impl Connection {
         }
         if self.close_deadline.is_some_and(|deadline| now >= deadline) {
             self.finish(None);
+            return;
+        }
+        if self
+            .handshake_deadline
+            .is_some_and(|deadline| now >= deadline)
+        {
+            self.handshake_expired();
             return;
         }
         if now >= self.last_received.after(self.config.idle_time_out) {

@@ -91,6 +91,24 @@ impl Connection {
         }
     }
 
+    /// The handshake deadline passed: once the AMQP headers are exchanged the peer is told
+    /// (`open`, then `close` with `amqp:resource-limit-exceeded`); before that the connection
+    /// just ends and the socket is shut.
+    pub(crate) fn handshake_expired(&mut self) {
+        let error = AmqpError::new(
+            condition::RESOURCE_LIMIT_EXCEEDED,
+            format!(
+                "handshake not completed within {:?}",
+                self.config.handshake_timeout
+            ),
+        );
+        if self.state == ConnectionState::HeaderExchanged {
+            self.fail(error);
+        } else {
+            self.finish(Some(error));
+        }
+    }
+
     pub(crate) fn on_open(&mut self, open: Open) {
         if open.max_frame_size < MIN_MAX_FRAME_SIZE {
             self.fail(AmqpError::new(
@@ -110,6 +128,7 @@ impl Connection {
             .map(|millis| Duration::from_millis(u64::from(millis.0)));
         self.send_open();
         self.state = ConnectionState::Opened;
+        self.handshake_deadline = None;
         self.events.push_back(Event::ConnectionOpened {
             open: Box::new(open),
             sasl_used: self.sasl_used,
