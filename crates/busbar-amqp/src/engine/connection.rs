@@ -1,5 +1,6 @@
 //! The server-side connection engine: protocol headers, SASL, open/close, idle and handshake
-//! time-outs, and the dispatch of frames to sessions. Pure: bytes and time in; bytes, events and a deadline out.
+//! time-outs, and the dispatch of frames to sessions. Pure: bytes and time in; bytes, events and
+//! a deadline out.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
