@@ -161,6 +161,7 @@ async fn connections_beyond_the_limit_wait_for_a_free_slot() {
         engine: ConnectionConfig::default(),
         command_capacity: 8,
         max_connections: 1,
+        ..DriverConfig::default()
     })
     .await;
     let mut first = TcpStream::connect(node.addr).await.unwrap();

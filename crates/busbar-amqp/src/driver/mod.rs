@@ -6,6 +6,7 @@
 //! before more input is read, so a peer that does not read stops being read from.
 
 mod clock;
+mod handshakes;
 mod quick_ack;
 mod serve;
 
@@ -19,6 +20,7 @@ use crate::engine::{Connection, ConnectionConfig, Event, Millis};
 pub use serve::serve;
 
 use clock::Clock;
+use handshakes::HandshakeSlot;
 
 /// Bytes asked of the socket per read.
 const READ_CHUNK: usize = 16 * 1024;
@@ -55,6 +57,9 @@ pub struct DriverConfig {
     pub command_capacity: usize,
     /// Connections served at once; further clients wait in the listen backlog.
     pub max_connections: usize,
+    /// Connections that may be in their handshake at once (accepted, the peer's `open` not yet
+    /// received); a connection accepted beyond it is closed at once.
+    pub max_handshaking: usize,
 }
 
 impl Default for DriverConfig {
@@ -63,6 +68,7 @@ impl Default for DriverConfig {
             engine: ConnectionConfig::default(),
             command_capacity: 256,
             max_connections: 10_000,
+            max_handshaking: 256,
         }
     }
 }
@@ -110,13 +116,38 @@ impl ShutdownSignal {
 }
 
 /// Runs one connection to its end: feeds the socket's bytes to the engine, hands events and
-/// commands to `handler`, writes what the engine produced in one write, and fires idle time-outs.
+/// commands to `handler`, writes what the engine produced in one write, and fires the engine's
+/// time-outs (idle, handshake, close).
 pub async fn run_connection<S, H>(
+    stream: S,
+    handler: H,
+    commands: mpsc::Receiver<H::Command>,
+    config: ConnectionConfig,
+    shutdown: ShutdownSignal,
+) -> Result<(), DriverError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    H: ConnectionHandler,
+{
+    drive(
+        stream,
+        handler,
+        commands,
+        config,
+        shutdown,
+        HandshakeSlot::uncounted(),
+    )
+    .await
+}
+
+/// [`run_connection`], giving `handshake` back once the handshake is over (or the task ends).
+async fn drive<S, H>(
     mut stream: S,
     mut handler: H,
     mut commands: mpsc::Receiver<H::Command>,
     config: ConnectionConfig,
     mut shutdown: ShutdownSignal,
+    mut handshake: HandshakeSlot,
 ) -> Result<(), DriverError>
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -146,6 +177,11 @@ where
         }
         handler.on_events_handled(&mut connection, clock.now());
         connection.poll_transmit(&mut output);
+        // Given back before our `open` (or the closing of the socket) reaches the peer, so a
+        // peer that saw its handshake end finds its place free.
+        if !connection.is_handshaking() {
+            handshake.leave();
+        }
         if !output.is_empty() {
             stream.write_all(&output).await?;
             output.clear();

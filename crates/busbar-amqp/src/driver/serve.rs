@@ -6,14 +6,17 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::handshakes::Handshakes;
 use super::quick_ack::QuickAckStream;
-use super::{ConnectionHandler, DriverConfig, ShutdownSignal, run_connection};
+use super::{ConnectionHandler, DriverConfig, ShutdownSignal, drive};
 
 /// Accepts connections on `listener` and runs each in its own task with a handler from
 /// `make_handler(peer address, sender of the connection's command channel)`.
 ///
 /// At most `config.max_connections` are served at once; later clients wait in the listen
-/// backlog until one ends. When `shutdown` fires, stops accepting, closes every connection with
+/// backlog until one ends. At most `config.max_handshaking` of them may be in their handshake: a
+/// connection accepted beyond that is closed at once, so clients that never finish theirs cannot
+/// hold the accept loop (each is cut off by the engine's `handshake_timeout`). When `shutdown` fires, stops accepting, closes every connection with
 /// `amqp:connection:forced` and returns once all of them have ended.
 pub async fn serve<H, F>(
     listener: TcpListener,
@@ -26,6 +29,7 @@ where
     F: FnMut(SocketAddr, mpsc::Sender<H::Command>) -> H,
 {
     let mut connections = JoinSet::new();
+    let handshakes = Handshakes::new(config.max_handshaking);
     loop {
         tokio::select! {
             accepted = listener.accept(), if connections.len() < config.max_connections => {
@@ -38,6 +42,10 @@ where
                         continue;
                     }
                 };
+                let Some(slot) = handshakes.try_enter() else {
+                    tracing::warn!(%peer, limit = config.max_handshaking, "too many connections handshaking: closed at once");
+                    continue;
+                };
                 // Small frames go out at once rather than waiting for Nagle.
                 let _ = stream.set_nodelay(true);
                 let (sender, receiver) = mpsc::channel(config.command_capacity.max(1));
@@ -45,7 +53,7 @@ where
                 let engine = config.engine.clone();
                 let signal = shutdown.clone();
                 connections.spawn(async move {
-                    if let Err(error) = run_connection(QuickAckStream(stream), handler, receiver, engine, signal).await {
+                    if let Err(error) = drive(QuickAckStream(stream), handler, receiver, engine, signal, slot).await {
                         tracing::debug!(%peer, %error, "connection ended with an error");
                     }
                 });

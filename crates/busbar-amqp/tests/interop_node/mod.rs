@@ -233,6 +233,7 @@ pub async fn start(engine: ConnectionConfig) -> Node {
         engine,
         command_capacity: 64,
         max_connections: 100,
+        ..DriverConfig::default()
     })
     .await
 }
