@@ -126,7 +126,11 @@ impl Control {
             .current()
             .entities()
             .iter()
-            .map(|handle| handle.metrics.traffic(&handle.path))
+            .map(|handle| {
+                // O(1): the permits the inbox's sender has taken, commands not yet received.
+                let depth = handle.inbox.max_capacity() - handle.inbox.capacity();
+                handle.metrics.traffic(&handle.path, depth)
+            })
             .collect();
         Ok(state.metrics.snapshot(entities))
     }

@@ -18,7 +18,8 @@ use super::atomic_send::{AtomicSend, HeldPart, HeldResolution};
 use super::clock::{self, Clock};
 use super::dead_letter_forwarding::DeadLetterForwarding;
 use super::mailbox::{ConnectionCommand, EntityCommand, Fault, Mailbox, ReceiverKey};
-use super::management::{Operation, OperationResult};
+use super::management::{Operation, OperationResult, SessionOperation};
+use super::metrics::EntityMetrics;
 use super::topic_schedule::TopicRelease;
 use crate::errors::BrokerError;
 pub(crate) use owned::{OwnedEntity, session_error};
@@ -78,6 +79,8 @@ pub(crate) struct EntityTask {
     failed_seen: watch::Receiver<i64>,
     /// Parts of sends to several entities held in this batch, reported after its commit.
     held_parts: Vec<(AtomicSend, Result<HeldPart, BrokerError>)>,
+    /// Its counters, shared with its registry handle.
+    metrics: Arc<EntityMetrics>,
     /// What became of held copies, sent by the writer's completions.
     resolutions: mpsc::UnboundedSender<HeldResolution>,
     resolved: mpsc::UnboundedReceiver<HeldResolution>,
@@ -167,6 +170,7 @@ impl EntityTask {
             failed: Arc::new(failed),
             failed_seen,
             held_parts: Vec::new(),
+            metrics: Arc::default(),
             resolutions,
             resolved,
             dead_letters: None,
@@ -175,6 +179,12 @@ impl EntityTask {
             clock_advances,
             faults: Faults::default(),
         }
+    }
+
+    /// Counts its traffic in `metrics` (its registry handle's).
+    pub(crate) fn with_metrics(mut self, metrics: Arc<EntityMetrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// Holds a topic's scheduled messages, releasing each to the topic's subscriptions when due.
@@ -248,7 +258,8 @@ impl EntityTask {
             self.forward_dead_letters(now);
             self.release_due(now);
             self.dispatch(now);
-            self.session_links.forward_events(&mut self.entity);
+            let lost = self.session_links.forward_events(&mut self.entity);
+            self.metrics.session_locks_lost(lost);
             self.commit(pending);
         }
     }
@@ -394,9 +405,13 @@ impl EntityTask {
                 reply,
             } => {
                 let changes_state = operation.changes_state();
+                let renews = matches!(operation, SessionOperation::RenewLock { .. });
                 let result = self
                     .session_links
                     .execute(&mut self.entity, receiver, operation, now);
+                if renews && result.is_ok() {
+                    self.metrics.renewed(1);
+                }
                 if changes_state {
                     pending.push(Box::new(move |durable| reply(durable.and(result))));
                 } else {
@@ -476,12 +491,16 @@ impl EntityTask {
                         .into(),
                 ))
             }
-            Operation::RenewLock(tokens) => tokens
-                .into_iter()
-                .map(|token| self.entity.core_mut().renew_lock(token, now))
-                .collect::<Result<Vec<_>, _>>()
-                .map(OperationResult::Expirations)
-                .map_err(core_error),
+            Operation::RenewLock(tokens) => {
+                let renewed = tokens
+                    .into_iter()
+                    .map(|token| self.entity.core_mut().renew_lock(token, now))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(core_error)?;
+                self.metrics
+                    .renewed(u64::try_from(renewed.len()).unwrap_or(u64::MAX));
+                Ok(OperationResult::Expirations(renewed))
+            }
             Operation::Peek { from, count } => Ok(OperationResult::Messages(
                 self.entity.core().peek(sub_queue, from, count, now),
             )),

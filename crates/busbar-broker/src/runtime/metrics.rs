@@ -24,6 +24,8 @@ pub(crate) struct Metrics {
 pub(crate) struct EntityMetrics {
     incoming: AtomicU64,
     outgoing: AtomicU64,
+    lock_renewals: AtomicU64,
+    session_locks_lost: AtomicU64,
 }
 
 /// The counters at one moment, as the control interface reports them.
@@ -61,6 +63,12 @@ pub struct EntityTraffic {
     pub incoming: u64,
     /// Messages delivered from it to receivers.
     pub outgoing: u64,
+    /// Lock renewals that succeeded: each message lock renewed and each session lock renewed.
+    pub lock_renewals: u64,
+    /// Session locks that expired while a receiver held them.
+    pub session_locks_lost: u64,
+    /// Commands waiting in the entity task's inbox now.
+    pub inbox_depth: u64,
 }
 
 impl Metrics {
@@ -108,12 +116,25 @@ impl EntityMetrics {
         self.outgoing.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The entity's counters under `path`.
-    pub(crate) fn traffic(&self, path: &str) -> EntityTraffic {
+    /// Counts `renewals` lock renewals that succeeded.
+    pub(crate) fn renewed(&self, renewals: u64) {
+        self.lock_renewals.fetch_add(renewals, Ordering::Relaxed);
+    }
+
+    /// Counts `lost` session locks that expired.
+    pub(crate) fn session_locks_lost(&self, lost: u64) {
+        self.session_locks_lost.fetch_add(lost, Ordering::Relaxed);
+    }
+
+    /// The entity's counters under `path`, with `inbox_depth` commands waiting in its inbox.
+    pub(crate) fn traffic(&self, path: &str, inbox_depth: usize) -> EntityTraffic {
         EntityTraffic {
             path: path.to_owned(),
             incoming: self.incoming.load(Ordering::Relaxed),
             outgoing: self.outgoing.load(Ordering::Relaxed),
+            lock_renewals: self.lock_renewals.load(Ordering::Relaxed),
+            session_locks_lost: self.session_locks_lost.load(Ordering::Relaxed),
+            inbox_depth: u64::try_from(inbox_depth).unwrap_or(u64::MAX),
         }
     }
 }
@@ -134,7 +155,10 @@ mod tests {
         let entity = EntityMetrics::default();
         entity.received(3);
         entity.delivered();
-        let snapshot = metrics.snapshot(vec![entity.traffic("q")]);
+        entity.renewed(2);
+        entity.renewed(1);
+        entity.session_locks_lost(1);
+        let snapshot = metrics.snapshot(vec![entity.traffic("q", 4)]);
         assert_eq!(snapshot.active_connections(), 1);
         assert_eq!(
             snapshot,
@@ -148,6 +172,9 @@ mod tests {
                     path: "q".into(),
                     incoming: 3,
                     outgoing: 1,
+                    lock_renewals: 3,
+                    session_locks_lost: 1,
+                    inbox_depth: 4,
                 }],
             }
         );

@@ -287,7 +287,8 @@ fn spawn_entity(
     registry: &Arc<LiveRegistry>,
     tasks: &Mutex<JoinSet<()>>,
 ) {
-    let mut task = EntityTask::new(entity, spec.id, clock.clone(), store.clone());
+    let mut task =
+        EntityTask::new(entity, spec.id, clock.clone(), store.clone()).with_metrics(spec.metrics);
     if let Some(destination) = spec.forward_dead_letters_to {
         task = task.forwarding_dead_letters(DeadLetterForwarding::new(
             destination,

@@ -436,6 +436,8 @@ pub(crate) struct EntitySpec {
     pub(crate) forward_dead_letters_to: Option<EntityName>,
     /// Set for a topic's scheduled messages: the topic whose subscriptions take them when due.
     pub(crate) releases_to_topic: Option<EntityName>,
+    /// Its counters, shared with its handle.
+    pub(crate) metrics: Arc<EntityMetrics>,
 }
 
 /// The registry of `namespace`, the entities to start, and the metadata records that persist
@@ -528,6 +530,7 @@ pub(crate) fn new_entity(
         ),
         Delivery::ToSubscriptionsOf(topic) => (false, None, Some(topic.clone())),
     };
+    let metrics = Arc::<EntityMetrics>::default();
     let spec = EntitySpec {
         path: path.clone(),
         id,
@@ -537,12 +540,13 @@ pub(crate) fn new_entity(
         own_inbox: sender.downgrade(),
         forward_dead_letters_to,
         releases_to_topic,
+        metrics: Arc::clone(&metrics),
     };
     let handle = EntityHandle {
         path,
         inbox: sender,
         requires_session,
-        metrics: Arc::default(),
+        metrics,
     };
     (spec, handle)
 }

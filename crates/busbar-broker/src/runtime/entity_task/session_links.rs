@@ -78,11 +78,12 @@ impl SessionLinks {
     }
 
     /// Tells the connections what the session layer decided since the last call: waits that
-    /// ended, locks that expired.
-    pub(super) fn forward_events(&mut self, entity: &mut OwnedEntity) {
+    /// ended, locks that expired. Returns how many session locks expired.
+    pub(super) fn forward_events(&mut self, entity: &mut OwnedEntity) -> u64 {
         let Some(sessions) = entity.sessions_mut() else {
-            return;
+            return 0;
         };
+        let mut lost = 0;
         while let Some(event) = sessions.poll_event() {
             match event {
                 SessionEvent::Accepted(lock) => {
@@ -101,12 +102,14 @@ impl SessionLinks {
                     }
                 }
                 SessionEvent::LockLost { owner, .. } => {
+                    lost += 1;
                     if let Some((key, mailbox)) = self.forget(owner) {
                         mailbox.post(ConnectionCommand::SessionLockLost(key.link));
                     }
                 }
             }
         }
+        lost
     }
 
     /// The next message of the link's session, if it holds one and a message is available.

@@ -2,6 +2,7 @@
 //! reported as a retriable condition, refusals map to the Service Bus errors, a receiver never
 //! gets a message whose insert is not durable.
 
+use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ use crate::errors::BrokerError;
 use crate::runtime::clock::Clock;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use crate::runtime::management::{Operation, OperationResult, SessionOperation, SessionResult};
+use crate::runtime::metrics::EntityMetrics;
 
 /// Failure guard for replies that must come; never reached when the code is right.
 pub(super) const GUARD: Duration = Duration::from_secs(10);
@@ -31,6 +33,7 @@ struct Harness {
     inbox: mpsc::Sender<EntityCommand>,
     writer: GroupCommit<MemoryStorage>,
     task: tokio::task::JoinHandle<()>,
+    metrics: Arc<EntityMetrics>,
 }
 
 fn start(storage: MemoryStorage) -> Harness {
@@ -42,13 +45,16 @@ fn start(storage: MemoryStorage) -> Harness {
 
 fn start_with(storage: MemoryStorage, entity: impl Into<OwnedEntity>) -> Harness {
     let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
-    let task = EntityTask::new(entity, EntityId(1), Clock::anchored_now(), writer.handle());
+    let metrics = Arc::<EntityMetrics>::default();
+    let task = EntityTask::new(entity, EntityId(1), Clock::anchored_now(), writer.handle())
+        .with_metrics(Arc::clone(&metrics));
     let (inbox, receiver) = mpsc::channel(16);
     let task = tokio::spawn(task.run(receiver));
     Harness {
         inbox,
         writer,
         task,
+        metrics,
     }
 }
 
@@ -512,5 +518,45 @@ async fn settlements_of_one_read_are_applied_together_each_with_its_own_result()
     };
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].delivery_count, 1);
+    harness.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_message_lock_renewed_is_counted_and_a_refused_renewal_is_not() {
+    let harness = start(MemoryStorage::new());
+    harness
+        .execute(Operation::Enqueue(vec![message("a"), message("b")]))
+        .await
+        .unwrap();
+    let (sender, mut commands) = mpsc::channel(16);
+    let flow = EntityCommand::Flow {
+        receiver: ReceiverKey {
+            connection: 1,
+            link: receiver_link(),
+        },
+        sub_queue: SubQueue::Main,
+        mode: ReceiveMode::PeekLock,
+        limit: 2,
+        drain: false,
+        mailbox: Mailbox::new(sender),
+    };
+    harness.inbox.send(flow).await.unwrap();
+    let mut tokens = Vec::new();
+    while tokens.len() < 2 {
+        match tokio::time::timeout(GUARD, commands.recv()).await.unwrap() {
+            Some(ConnectionCommand::Deliver { delivery, .. }) => {
+                tokens.push(delivery.lock.unwrap().token);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let renewed = harness.execute(Operation::RenewLock(tokens.clone())).await;
+    assert!(matches!(renewed, Ok(OperationResult::Expirations(ref at)) if at.len() == 2));
+    let unknown = busbar_core::LockToken::from_bytes([9; 16]);
+    let refused = harness.execute(Operation::RenewLock(vec![unknown])).await;
+    assert_eq!(refused, Err(BrokerError::MessageLockLost));
+    let traffic = harness.metrics.traffic("q", 0);
+    assert_eq!(traffic.lock_renewals, 2);
+    assert_eq!(traffic.session_locks_lost, 0);
     harness.stop().await;
 }
