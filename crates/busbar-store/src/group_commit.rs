@@ -2,6 +2,7 @@
 //! reports each submission durable (or failed); a volatile storage is committed inline instead.
 
 mod inline;
+mod stats;
 
 use std::collections::VecDeque;
 
@@ -11,6 +12,8 @@ use crate::storage::Storage;
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{Arc, Condvar, Mutex, MutexGuard};
 use inline::{CommitNow, InlineStore};
+use stats::CommitStats;
+pub use stats::{CommitStatsSnapshot, GROUP_SIZE_BOUNDS, HistogramCounts, SYNC_MICROS_BOUNDS};
 
 /// Called exactly once with the outcome of a submission: `Ok(lsn)` once its records are durable
 /// (`lsn` is the position of its last record), or the error that prevented it.
@@ -101,6 +104,7 @@ impl Shared {
 /// appended, synced and completed on the submitter's thread, one at a time.
 pub struct GroupCommit<S> {
     mode: Mode<S>,
+    stats: std::sync::Arc<CommitStats>,
 }
 
 enum Mode<S> {
@@ -118,6 +122,7 @@ enum Mode<S> {
 #[derive(Clone)]
 pub struct GroupCommitHandle {
     target: Target,
+    stats: std::sync::Arc<CommitStats>,
 }
 
 #[derive(Clone)]
@@ -130,9 +135,14 @@ impl<S: Storage + 'static> GroupCommit<S> {
     /// Starts the writer thread, which owns `storage` until [`shutdown`](GroupCommit::shutdown)
     /// (no thread for a volatile storage: see [`GroupCommit`]).
     pub fn spawn(storage: S, options: GroupCommitOptions) -> Result<GroupCommit<S>, StoreError> {
+        let stats = std::sync::Arc::<CommitStats>::default();
         if storage.is_volatile() {
             return Ok(GroupCommit {
-                mode: Mode::Inline(std::sync::Arc::new(InlineStore::new(storage))),
+                mode: Mode::Inline(std::sync::Arc::new(InlineStore::new(
+                    storage,
+                    std::sync::Arc::clone(&stats),
+                ))),
+                stats,
             });
         }
         let shared = Arc::new(Shared {
@@ -142,15 +152,17 @@ impl<S: Storage + 'static> GroupCommit<S> {
             capacity: options.queue_capacity.max(1),
         });
         let writer_shared = Arc::clone(&shared);
+        let writer_stats = std::sync::Arc::clone(&stats);
         let thread = thread::Builder::new()
             .name("busbar-store-writer".into())
-            .spawn(move || run_writer(storage, &writer_shared, options.compaction))
+            .spawn(move || run_writer(storage, &writer_shared, &writer_stats, options.compaction))
             .map_err(|e| StoreError::io("spawn writer thread", "", e))?;
         Ok(GroupCommit {
             mode: Mode::Thread {
                 shared,
                 thread: Some(thread),
             },
+            stats,
         })
     }
 
@@ -160,7 +172,10 @@ impl<S: Storage + 'static> GroupCommit<S> {
             Mode::Thread { shared, .. } => Target::Writer(Arc::clone(shared)),
             Mode::Inline(store) => Target::Inline(store.clone()),
         };
-        GroupCommitHandle { target }
+        GroupCommitHandle {
+            target,
+            stats: std::sync::Arc::clone(&self.stats),
+        }
     }
 
     /// Stops taking submissions, lets the writer commit everything already queued (calling
@@ -203,6 +218,11 @@ impl<S> Drop for GroupCommit<S> {
 }
 
 impl GroupCommitHandle {
+    /// The sync latencies and group sizes of the commits so far (read without a lock).
+    pub fn stats(&self) -> CommitStatsSnapshot {
+        self.stats.snapshot()
+    }
+
     /// Queues `records`; `completion` is called once they are durable or have failed.
     ///
     /// **Blocks** while the queue is full (back-pressure). After shutdown, `completion` is
@@ -295,11 +315,16 @@ fn take_batch(shared: &Shared, wait: bool) -> Option<Vec<Submission>> {
     Some(batch)
 }
 
-fn run_writer<S: Storage>(mut storage: S, shared: &Shared, compaction: bool) -> S {
+fn run_writer<S: Storage>(
+    mut storage: S,
+    shared: &Shared,
+    stats: &CommitStats,
+    compaction: bool,
+) -> S {
     let mut compaction_due = compaction;
     while let Some(batch) = take_batch(shared, !compaction_due) {
         if !batch.is_empty() {
-            commit(&mut storage, batch);
+            commit(&mut storage, batch, stats);
         }
         // One bounded step after every commit (under sustained load the queue is never empty,
         // and waiting for idle time would let disk use grow for as long as the load lasts),
@@ -319,7 +344,7 @@ fn run_writer<S: Storage>(mut storage: S, shared: &Shared, compaction: bool) -> 
 }
 
 /// Appends every submission, syncs once, then completes them all.
-fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>) {
+fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>, stats: &CommitStats) {
     // The records move into one group (no per-record clone); `counts` remembers whose is whose.
     let mut counts = Vec::with_capacity(batch.len());
     let mut completions = Vec::with_capacity(batch.len());
@@ -329,8 +354,12 @@ fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>) {
         records.extend(submission.records);
         completions.push(submission.completion);
     }
-    let outcomes = append_all(storage, &records, &counts)
-        .and_then(|outcomes| storage.sync().map(|_| outcomes));
+    let outcomes = append_all(storage, &records, &counts).and_then(|outcomes| {
+        let started = std::time::Instant::now();
+        storage.sync()?;
+        stats.synced(counts.len(), started.elapsed());
+        Ok(outcomes)
+    });
     // The records are freed after the completions run: the submitters need not wait for that.
     match outcomes {
         Ok(outcomes) => {

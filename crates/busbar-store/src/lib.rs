@@ -16,7 +16,10 @@ mod sync;
 
 pub use error::StoreError;
 pub use file::{FileOptions, FileStorage};
-pub use group_commit::{Completion, GroupCommit, GroupCommitHandle, GroupCommitOptions, Rejected};
+pub use group_commit::{
+    CommitStatsSnapshot, Completion, GROUP_SIZE_BOUNDS, GroupCommit, GroupCommitHandle,
+    GroupCommitOptions, HistogramCounts, Rejected, SYNC_MICROS_BOUNDS,
+};
 pub use memory::MemoryStorage;
 pub use record::{EntityId, Lsn, MessageKey, MetaKey, Record};
 pub use recovered::{Recovered, StoredMessage};

@@ -3,9 +3,11 @@
 //! submission to a writer thread and the completion back would only add two thread wake-ups to
 //! every send.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use super::Completion;
+use super::stats::CommitStats;
 use crate::error::StoreError;
 use crate::record::Record;
 use crate::storage::Storage;
@@ -20,12 +22,14 @@ pub(super) trait CommitNow: Send + Sync {
 /// A volatile storage shared by the submitters; `None` once shut down.
 pub(super) struct InlineStore<S> {
     storage: Mutex<Option<S>>,
+    stats: Arc<CommitStats>,
 }
 
 impl<S> InlineStore<S> {
-    pub(super) fn new(storage: S) -> Self {
+    pub(super) fn new(storage: S, stats: Arc<CommitStats>) -> Self {
         InlineStore {
             storage: Mutex::new(Some(storage)),
+            stats,
         }
     }
 
@@ -44,9 +48,13 @@ impl<S: Storage> CommitNow for InlineStore<S> {
     fn commit(&self, records: Vec<Record>, completion: Completion) {
         let outcome = match self.lock().as_mut() {
             None => Err(StoreError::Closed),
-            Some(storage) => storage
-                .append(&records)
-                .and_then(|last| storage.sync().map(|_| last)),
+            Some(storage) => storage.append(&records).and_then(|last| {
+                let started = Instant::now();
+                storage.sync()?;
+                // A group of one: each submission is committed on its own.
+                self.stats.synced(1, started.elapsed());
+                Ok(last)
+            }),
         };
         // Called after the lock is released: a completion may submit again.
         completion(outcome);

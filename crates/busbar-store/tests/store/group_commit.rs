@@ -96,6 +96,13 @@ fn concurrent_submitters_share_one_sync() {
     drop(sender);
     let submissions = (THREADS * PER_THREAD + 1) as usize;
     let outcomes: Vec<Outcome> = outcomes.iter().take(submissions).collect();
+    // The stats count both groups, each before its submissions complete.
+    let stats = writer.handle().stats();
+    assert_eq!(stats.sync_micros.count, 2);
+    assert_eq!(stats.group_size.count, 2);
+    assert_eq!(stats.group_size.sum, submissions as u64);
+    assert_eq!(stats.group_size.counts.first(), Some(&1));
+    assert_eq!(stats.group_size.counts.last(), Some(&1), "{stats:?}");
     let mut storage = writer.shutdown().unwrap();
     let mut positions: Vec<Lsn> = outcomes.into_iter().map(Result::unwrap).collect();
     positions.sort();
