@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use busbar_admin::metrics::{EntityMetrics, MetricsSnapshot};
+use busbar_admin::metrics::{EntityMetrics, HistogramSnapshot, MetricsSnapshot};
 use busbar_broker::runtime::{Control, ControlError, EntityTraffic};
 use busbar_core::MessageCounts;
+use busbar_store::HistogramCounts;
 
 /// The broker's counts now.
 pub(super) async fn snapshot(control: &Control) -> Result<MetricsSnapshot, ControlError> {
@@ -34,6 +35,9 @@ pub(super) async fn snapshot(control: &Control) -> Result<MetricsSnapshot, Contr
         if let Some(traffic) = by_path.get(entity.name.as_str()) {
             entity.incoming = traffic.incoming;
             entity.outgoing = traffic.outgoing;
+            entity.lock_renewals = traffic.lock_renewals;
+            entity.session_locks_lost = traffic.session_locks_lost;
+            entity.inbox_depth = traffic.inbox_depth;
         }
     }
     Ok(MetricsSnapshot {
@@ -44,7 +48,25 @@ pub(super) async fn snapshot(control: &Control) -> Result<MetricsSnapshot, Contr
         server_errors: traffic.server_errors,
         user_errors: traffic.user_errors,
         throttled_requests: traffic.throttled_requests,
+        store_sync_seconds: histogram(&traffic.store.sync_micros, 1e6),
+        store_group_size: histogram(&traffic.store.group_size, 1.0),
     })
+}
+
+/// The store's histogram `counts` with its bounds and sum divided by `divisor` (microseconds
+/// to seconds), its overflow bucket under `+Inf`.
+#[allow(clippy::cast_precision_loss)] // Bounds and sums far below 2^52.
+fn histogram(counts: &HistogramCounts, divisor: f64) -> HistogramSnapshot {
+    let bounds = counts
+        .bounds
+        .iter()
+        .map(|&bound| bound as f64 / divisor)
+        .chain(std::iter::once(f64::INFINITY));
+    HistogramSnapshot {
+        buckets: bounds.zip(counts.counts.iter().copied()).collect(),
+        sum: counts.sum as f64 / divisor,
+        count: counts.count,
+    }
 }
 
 /// An entity's gauges (its traffic filled in by the caller).

@@ -1,6 +1,6 @@
 """`GET /metrics` on the admin port, read as a Prometheus scraper reads it (plain HTTP, no
 token): a queue's traffic and message counts after sends and a receive through the official
-SDK, the open connections, and a server-busy refusal (injected with `busbar ctl`) counted as
+SDK, a lock renewal, the store's sync histogram, the open connections, and a server-busy refusal (injected with `busbar ctl`) counted as
 throttled once its connection has closed."""
 
 import re
@@ -39,6 +39,7 @@ def test_a_queue_counts_what_was_sent_and_received(broker, client):
         sender.send_messages([ServiceBusMessage(f"m{i}") for i in range(3)])
     with client.get_queue_receiver(QUEUE, max_wait_time=5) as receiver:
         (message,) = receive_exactly(receiver, 1)
+        receiver.renew_message_lock(message)
         receiver.complete_message(message)
 
         samples = scrape(broker)
@@ -51,6 +52,15 @@ def test_a_queue_counts_what_was_sent_and_received(broker, client):
         assert samples[("servicebus_size_bytes", entity)] > 0
         assert samples[("servicebus_active_connections", "")] >= 1
         assert samples[("servicebus_connections_opened_total", "")] >= 1
+        assert samples[("busbar_lock_renewals_total", entity)] == 1
+        assert samples[("busbar_session_locks_lost_total", entity)] == 0
+        assert samples[("busbar_inbox_depth", entity)] >= 0
+        # The sends, the receive and the completion were each committed with a sync.
+        assert samples[("busbar_store_sync_seconds_count", "")] >= 1
+        assert samples[("busbar_store_sync_seconds_sum", "")] >= 0
+        assert samples[("busbar_store_sync_seconds_bucket", '{le="+Inf"}')] >= 1
+        assert samples[("busbar_store_group_size_count", "")] >= 1
+        assert samples[("busbar_store_group_size_sum", "")] >= 1
 
 
 def test_a_server_busy_refusal_is_throttled_and_a_closed_connection_counted(controlled_broker):

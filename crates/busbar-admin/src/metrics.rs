@@ -6,8 +6,9 @@
 //!
 //! [`NamespaceControl::metrics`]: crate::control::NamespaceControl::metrics
 
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -17,7 +18,7 @@ use prometheus_client::registry::Registry;
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The broker's counts at one moment.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MetricsSnapshot {
     /// Each queue, topic and subscription.
     pub entities: Vec<EntityMetrics>,
@@ -33,6 +34,36 @@ pub struct MetricsSnapshot {
     pub user_errors: u64,
     /// Requests refused as server-busy.
     pub throttled_requests: u64,
+    /// How long the store's syncs took, in seconds.
+    pub store_sync_seconds: HistogramSnapshot,
+    /// How many submissions each of the store's group commits held.
+    pub store_group_size: HistogramSnapshot,
+}
+
+/// A histogram at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistogramSnapshot {
+    /// Each bucket's upper bound (inclusive, ascending, the last `f64::INFINITY`) and the
+    /// observations in it (not cumulative: above the previous bound).
+    pub buckets: Vec<(f64, u64)>,
+    /// The sum of the observations.
+    pub sum: f64,
+    /// How many observations there were.
+    pub count: u64,
+}
+
+/// A histogram written from a [`HistogramSnapshot`].
+#[derive(Debug)]
+struct FixedHistogram(HistogramSnapshot);
+
+impl EncodeMetric for FixedHistogram {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_histogram::<NoLabelSet>(self.0.sum, self.0.count, &self.0.buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
 }
 
 /// One entity's counts.
@@ -52,6 +83,12 @@ pub struct EntityMetrics {
     pub incoming: u64,
     /// Messages delivered from it since then.
     pub outgoing: u64,
+    /// Message and session lock renewals that succeeded since then.
+    pub lock_renewals: u64,
+    /// Session locks that expired since then.
+    pub session_locks_lost: u64,
+    /// Commands waiting in its task's inbox now.
+    pub inbox_depth: u64,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -167,6 +204,37 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
         entities,
         |entity| entity.outgoing,
     );
+    entity_counters(
+        &mut registry,
+        "busbar_lock_renewals",
+        "Message and session lock renewals that succeeded",
+        entities,
+        |entity| entity.lock_renewals,
+    );
+    entity_counters(
+        &mut registry,
+        "busbar_session_locks_lost",
+        "Session locks that expired while a receiver held them",
+        entities,
+        |entity| entity.session_locks_lost,
+    );
+    entity_gauges(
+        &mut registry,
+        "busbar_inbox_depth",
+        "Commands waiting in the entity task's inbox",
+        entities,
+        |entity| entity.inbox_depth,
+    );
+    registry.register(
+        "busbar_store_sync_seconds",
+        "How long each sync of the store's group commits took",
+        FixedHistogram(snapshot.store_sync_seconds.clone()),
+    );
+    registry.register(
+        "busbar_store_group_size",
+        "Submissions committed by each of the store's group commits",
+        FixedHistogram(snapshot.store_group_size.clone()),
+    );
     let active = Gauge::<i64>::default();
     active.set(gauge(snapshot.active_connections));
     registry.register(
@@ -225,10 +293,23 @@ mod tests {
                 size_bytes: 70,
                 incoming: 3,
                 outgoing: 1,
+                lock_renewals: 6,
+                session_locks_lost: 2,
+                inbox_depth: 9,
             }],
             active_connections: 1,
             connections_opened: 5,
             throttled_requests: 2,
+            store_sync_seconds: HistogramSnapshot {
+                buckets: vec![(0.001, 3), (0.01, 1), (f64::INFINITY, 0)],
+                sum: 0.0125,
+                count: 4,
+            },
+            store_group_size: HistogramSnapshot {
+                buckets: vec![(1.0, 2), (f64::INFINITY, 1)],
+                sum: 12.0,
+                count: 3,
+            },
             ..MetricsSnapshot::default()
         });
         let entity = r#"{entity_name="t/Subscriptions/s"}"#;
@@ -244,6 +325,18 @@ mod tests {
             "servicebus_connections_opened_total 5".to_owned(),
             "servicebus_connections_closed_total 0".to_owned(),
             "servicebus_throttled_requests_total 2".to_owned(),
+            format!("busbar_lock_renewals_total{entity} 6"),
+            format!("busbar_session_locks_lost_total{entity} 2"),
+            format!("busbar_inbox_depth{entity} 9"),
+            "# TYPE busbar_store_sync_seconds histogram".to_owned(),
+            r#"busbar_store_sync_seconds_bucket{le="0.001"} 3"#.to_owned(),
+            r#"busbar_store_sync_seconds_bucket{le="0.01"} 4"#.to_owned(),
+            r#"busbar_store_sync_seconds_bucket{le="+Inf"} 4"#.to_owned(),
+            "busbar_store_sync_seconds_sum 0.0125".to_owned(),
+            "busbar_store_sync_seconds_count 4".to_owned(),
+            r#"busbar_store_group_size_bucket{le="1.0"} 2"#.to_owned(),
+            r#"busbar_store_group_size_bucket{le="+Inf"} 3"#.to_owned(),
+            "busbar_store_group_size_count 3".to_owned(),
             "# TYPE servicebus_incoming_messages counter".to_owned(),
             "# HELP servicebus_size_bytes Payload bytes the entity stores.".to_owned(),
         ] {

@@ -132,7 +132,7 @@ impl Control {
                 handle.metrics.traffic(&handle.path, depth)
             })
             .collect();
-        Ok(state.metrics.snapshot(entities))
+        Ok(state.metrics.snapshot(entities, state.store.stats()))
     }
 
     /// Every queue, in name order.

@@ -7,6 +7,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use busbar_store::CommitStatsSnapshot;
+
 use crate::errors::BrokerError;
 
 /// Broker-wide counters.
@@ -43,6 +45,8 @@ pub struct MetricsSnapshot {
     pub throttled_requests: u64,
     /// Each queue, topic and subscription, by its path.
     pub entities: Vec<EntityTraffic>,
+    /// The store's group commits: sync latencies and group sizes.
+    pub store: CommitStatsSnapshot,
 }
 
 impl MetricsSnapshot {
@@ -92,8 +96,12 @@ impl Metrics {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The broker-wide counters, with `entities`.
-    pub(crate) fn snapshot(&self, entities: Vec<EntityTraffic>) -> MetricsSnapshot {
+    /// The broker-wide counters, with `entities` and the `store`'s commit stats.
+    pub(crate) fn snapshot(
+        &self,
+        entities: Vec<EntityTraffic>,
+        store: CommitStatsSnapshot,
+    ) -> MetricsSnapshot {
         MetricsSnapshot {
             connections_opened: self.connections_opened.load(Ordering::Relaxed),
             connections_closed: self.connections_closed.load(Ordering::Relaxed),
@@ -101,6 +109,7 @@ impl Metrics {
             user_errors: self.user_errors.load(Ordering::Relaxed),
             throttled_requests: self.throttled_requests.load(Ordering::Relaxed),
             entities,
+            store,
         }
     }
 }
@@ -158,7 +167,8 @@ mod tests {
         entity.renewed(2);
         entity.renewed(1);
         entity.session_locks_lost(1);
-        let snapshot = metrics.snapshot(vec![entity.traffic("q", 4)]);
+        let snapshot =
+            metrics.snapshot(vec![entity.traffic("q", 4)], CommitStatsSnapshot::default());
         assert_eq!(snapshot.active_connections(), 1);
         assert_eq!(
             snapshot,
@@ -176,6 +186,7 @@ mod tests {
                     session_locks_lost: 1,
                     inbox_depth: 4,
                 }],
+                store: CommitStatsSnapshot::default(),
             }
         );
     }
