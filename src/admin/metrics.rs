@@ -37,6 +37,7 @@ pub(super) async fn snapshot(control: &Control) -> Result<MetricsSnapshot, Contr
             entity.outgoing = traffic.outgoing;
             entity.lock_renewals = traffic.lock_renewals;
             entity.session_locks_lost = traffic.session_locks_lost;
+            entity.lock_lost_answers = traffic.lock_lost_answers;
             entity.inbox_depth = traffic.inbox_depth;
         }
     }

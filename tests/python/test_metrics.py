@@ -54,6 +54,7 @@ def test_a_queue_counts_what_was_sent_and_received(broker, client):
         assert samples[("servicebus_connections_opened_total", "")] >= 1
         assert samples[("busbar_lock_renewals_total", entity)] == 1
         assert samples[("busbar_session_locks_lost_total", entity)] == 0
+        assert samples[("busbar_lock_lost_answers_total", entity)] == 0
         assert samples[("busbar_inbox_depth", entity)] >= 0
         # The sends, the receive and the completion were each committed with a sync.
         assert samples[("busbar_store_sync_seconds_count", "")] >= 1

@@ -87,6 +87,8 @@ pub struct EntityMetrics {
     pub lock_renewals: u64,
     /// Session locks that expired since then.
     pub session_locks_lost: u64,
+    /// Settlements answered with message-lock-lost since then.
+    pub lock_lost_answers: u64,
     /// Commands waiting in its task's inbox now.
     pub inbox_depth: u64,
 }
@@ -218,6 +220,13 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
         entities,
         |entity| entity.session_locks_lost,
     );
+    entity_counters(
+        &mut registry,
+        "busbar_lock_lost_answers",
+        "Settlements answered with message-lock-lost",
+        entities,
+        |entity| entity.lock_lost_answers,
+    );
     entity_gauges(
         &mut registry,
         "busbar_inbox_depth",
@@ -295,6 +304,7 @@ mod tests {
                 outgoing: 1,
                 lock_renewals: 6,
                 session_locks_lost: 2,
+                lock_lost_answers: 5,
                 inbox_depth: 9,
             }],
             active_connections: 1,
@@ -328,6 +338,7 @@ mod tests {
             format!("busbar_lock_renewals_total{entity} 6"),
             format!("busbar_session_locks_lost_total{entity} 2"),
             format!("busbar_inbox_depth{entity} 9"),
+            format!("busbar_lock_lost_answers_total{entity} 5"),
             "# TYPE busbar_store_sync_seconds histogram".to_owned(),
             r#"busbar_store_sync_seconds_bucket{le="0.001"} 3"#.to_owned(),
             r#"busbar_store_sync_seconds_bucket{le="0.01"} 4"#.to_owned(),

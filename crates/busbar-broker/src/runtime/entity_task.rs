@@ -561,10 +561,15 @@ impl EntityTask {
         outcome: Outcome,
         now: busbar_core::Timestamp,
     ) -> Result<(), BrokerError> {
-        if self.faults.lose_settlement() {
-            return Err(BrokerError::MessageLockLost);
+        let settled = if self.faults.lose_settlement() {
+            Err(BrokerError::MessageLockLost)
+        } else {
+            self.settle(token, outcome, now)
+        };
+        if matches!(settled, Err(BrokerError::MessageLockLost)) {
+            self.metrics.lock_lost_answer();
         }
-        self.settle(token, outcome, now)
+        settled
     }
 
     /// Removes every stored message (of the dead-letter sub-queue only, or of both and every

@@ -28,6 +28,7 @@ pub(crate) struct EntityMetrics {
     outgoing: AtomicU64,
     lock_renewals: AtomicU64,
     session_locks_lost: AtomicU64,
+    lock_lost_answers: AtomicU64,
 }
 
 /// The counters at one moment, as the control interface reports them.
@@ -71,6 +72,9 @@ pub struct EntityTraffic {
     pub lock_renewals: u64,
     /// Session locks that expired while a receiver held them.
     pub session_locks_lost: u64,
+    /// Settlements answered with message-lock-lost (the core does not report message lock
+    /// expiries; a lock that expired shows when its holder settles).
+    pub lock_lost_answers: u64,
     /// Commands waiting in the entity task's inbox now.
     pub inbox_depth: u64,
 }
@@ -135,6 +139,11 @@ impl EntityMetrics {
         self.session_locks_lost.fetch_add(lost, Ordering::Relaxed);
     }
 
+    /// Counts a settlement answered with message-lock-lost.
+    pub(crate) fn lock_lost_answer(&self) {
+        self.lock_lost_answers.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The entity's counters under `path`, with `inbox_depth` commands waiting in its inbox.
     pub(crate) fn traffic(&self, path: &str, inbox_depth: usize) -> EntityTraffic {
         EntityTraffic {
@@ -143,6 +152,7 @@ impl EntityMetrics {
             outgoing: self.outgoing.load(Ordering::Relaxed),
             lock_renewals: self.lock_renewals.load(Ordering::Relaxed),
             session_locks_lost: self.session_locks_lost.load(Ordering::Relaxed),
+            lock_lost_answers: self.lock_lost_answers.load(Ordering::Relaxed),
             inbox_depth: u64::try_from(inbox_depth).unwrap_or(u64::MAX),
         }
     }
@@ -167,6 +177,7 @@ mod tests {
         entity.renewed(2);
         entity.renewed(1);
         entity.session_locks_lost(1);
+        entity.lock_lost_answer();
         let snapshot =
             metrics.snapshot(vec![entity.traffic("q", 4)], CommitStatsSnapshot::default());
         assert_eq!(snapshot.active_connections(), 1);
@@ -184,6 +195,7 @@ mod tests {
                     outgoing: 1,
                     lock_renewals: 3,
                     session_locks_lost: 1,
+                    lock_lost_answers: 1,
                     inbox_depth: 4,
                 }],
                 store: CommitStatsSnapshot::default(),

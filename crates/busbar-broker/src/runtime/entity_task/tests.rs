@@ -506,6 +506,7 @@ async fn settlements_of_one_read_are_applied_together_each_with_its_own_result()
         .await
         .unwrap();
     assert_eq!(results, [Ok(()), Err(BrokerError::MessageLockLost), Ok(())]);
+    assert_eq!(harness.metrics.traffic("q", 0).lock_lost_answers, 1);
     // The completed message is gone; the abandoned one is back, delivered once before.
     let peeked = harness
         .execute(Operation::Peek {
