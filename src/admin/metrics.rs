@@ -38,6 +38,7 @@ pub(super) async fn snapshot(control: &Control) -> Result<MetricsSnapshot, Contr
             entity.lock_renewals = traffic.lock_renewals;
             entity.session_locks_lost = traffic.session_locks_lost;
             entity.lock_lost_answers = traffic.lock_lost_answers;
+            entity.open_sessions = traffic.open_sessions;
             entity.inbox_depth = traffic.inbox_depth;
         }
     }

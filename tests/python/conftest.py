@@ -107,6 +107,7 @@ QUEUES = {
     "q-filter-error-target": {},
     # GET /metrics (test_metrics.py).
     "q-metrics": {},
+    "q-metrics-session": {"RequiresSession": True},
 }
 
 

@@ -87,3 +87,24 @@ def test_a_server_busy_refusal_is_throttled_and_a_closed_connection_counted(cont
     assert samples[closed] >= 1
     assert samples[("servicebus_throttled_requests_total", "")] >= 1
     assert samples[("servicebus_incoming_messages_total", f'{{entity_name="{QUEUE}"}}')] == 0
+
+
+def test_a_locked_session_is_open_and_its_renewal_counted(broker, client):
+    queue = "q-metrics-session"
+    entity = f'{{entity_name="{queue}"}}'
+    with client.get_queue_sender(queue) as sender:
+        sender.send_messages(ServiceBusMessage("m", session_id="s"))
+    with client.get_queue_receiver(queue, session_id="s", max_wait_time=5) as receiver:
+        receiver.session.renew_lock()
+        # The gauge is set after the round that locked the session, before the renewal's.
+        samples = scrape(broker)
+        assert samples[("busbar_open_sessions", entity)] == 1
+        assert samples[("busbar_lock_renewals_total", entity)] == 1
+    # The link's detach frees the session a moment after the receiver closes.
+    deadline = time.monotonic() + 10
+    samples = scrape(broker)
+    while samples[("busbar_open_sessions", entity)] != 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        samples = scrape(broker)
+    assert samples[("busbar_open_sessions", entity)] == 0
+    assert samples[("busbar_session_locks_lost_total", entity)] == 0

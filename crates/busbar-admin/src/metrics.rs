@@ -89,6 +89,8 @@ pub struct EntityMetrics {
     pub session_locks_lost: u64,
     /// Settlements answered with message-lock-lost since then.
     pub lock_lost_answers: u64,
+    /// Sessions locked by a receiver now.
+    pub open_sessions: u64,
     /// Commands waiting in its task's inbox now.
     pub inbox_depth: u64,
 }
@@ -229,6 +231,13 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
     );
     entity_gauges(
         &mut registry,
+        "busbar_open_sessions",
+        "Sessions locked by a receiver now",
+        entities,
+        |entity| entity.open_sessions,
+    );
+    entity_gauges(
+        &mut registry,
         "busbar_inbox_depth",
         "Commands waiting in the entity task's inbox",
         entities,
@@ -305,6 +314,7 @@ mod tests {
                 lock_renewals: 6,
                 session_locks_lost: 2,
                 lock_lost_answers: 5,
+                open_sessions: 3,
                 inbox_depth: 9,
             }],
             active_connections: 1,
@@ -339,6 +349,7 @@ mod tests {
             format!("busbar_session_locks_lost_total{entity} 2"),
             format!("busbar_inbox_depth{entity} 9"),
             format!("busbar_lock_lost_answers_total{entity} 5"),
+            format!("busbar_open_sessions{entity} 3"),
             "# TYPE busbar_store_sync_seconds histogram".to_owned(),
             r#"busbar_store_sync_seconds_bucket{le="0.001"} 3"#.to_owned(),
             r#"busbar_store_sync_seconds_bucket{le="0.01"} 4"#.to_owned(),

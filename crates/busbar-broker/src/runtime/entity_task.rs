@@ -260,6 +260,9 @@ impl EntityTask {
             self.dispatch(now);
             let lost = self.session_links.forward_events(&mut self.entity);
             self.metrics.session_locks_lost(lost);
+            if let Some(sessions) = self.entity.sessions_mut() {
+                self.metrics.set_open_sessions(sessions.locks_held());
+            }
             self.commit(pending);
         }
     }

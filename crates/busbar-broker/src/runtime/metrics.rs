@@ -29,6 +29,7 @@ pub(crate) struct EntityMetrics {
     lock_renewals: AtomicU64,
     session_locks_lost: AtomicU64,
     lock_lost_answers: AtomicU64,
+    open_sessions: AtomicU64,
 }
 
 /// The counters at one moment, as the control interface reports them.
@@ -75,6 +76,8 @@ pub struct EntityTraffic {
     /// Settlements answered with message-lock-lost (the core does not report message lock
     /// expiries; a lock that expired shows when its holder settles).
     pub lock_lost_answers: u64,
+    /// Sessions locked by a receiver now (set by the entity task after each round).
+    pub open_sessions: u64,
     /// Commands waiting in the entity task's inbox now.
     pub inbox_depth: u64,
 }
@@ -144,6 +147,12 @@ impl EntityMetrics {
         self.lock_lost_answers.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Sets the sessions locked by a receiver now.
+    pub(crate) fn set_open_sessions(&self, held: usize) {
+        let held = u64::try_from(held).unwrap_or(u64::MAX);
+        self.open_sessions.store(held, Ordering::Relaxed);
+    }
+
     /// The entity's counters under `path`, with `inbox_depth` commands waiting in its inbox.
     pub(crate) fn traffic(&self, path: &str, inbox_depth: usize) -> EntityTraffic {
         EntityTraffic {
@@ -153,6 +162,7 @@ impl EntityMetrics {
             lock_renewals: self.lock_renewals.load(Ordering::Relaxed),
             session_locks_lost: self.session_locks_lost.load(Ordering::Relaxed),
             lock_lost_answers: self.lock_lost_answers.load(Ordering::Relaxed),
+            open_sessions: self.open_sessions.load(Ordering::Relaxed),
             inbox_depth: u64::try_from(inbox_depth).unwrap_or(u64::MAX),
         }
     }
@@ -178,6 +188,7 @@ mod tests {
         entity.renewed(1);
         entity.session_locks_lost(1);
         entity.lock_lost_answer();
+        entity.set_open_sessions(2);
         let snapshot =
             metrics.snapshot(vec![entity.traffic("q", 4)], CommitStatsSnapshot::default());
         assert_eq!(snapshot.active_connections(), 1);
@@ -196,6 +207,7 @@ mod tests {
                     lock_renewals: 3,
                     session_locks_lost: 1,
                     lock_lost_answers: 1,
+                    open_sessions: 2,
                     inbox_depth: 4,
                 }],
                 store: CommitStatsSnapshot::default(),

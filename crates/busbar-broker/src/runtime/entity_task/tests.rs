@@ -444,6 +444,10 @@ async fn a_message_lock_taken_under_a_session_lock_cannot_be_renewed_on_its_own(
         matches!(renewed, Err(BrokerError::NotAllowed(ref reason)) if reason.contains("session lock")),
         "{renewed:?}"
     );
+    // Answered after the round that locked the session set the gauge; the refusal is no renewal.
+    let traffic = harness.metrics.traffic("q", 0);
+    assert_eq!(traffic.open_sessions, 1);
+    assert_eq!(traffic.lock_renewals, 0);
     // The message stays locked under its session: settling it still works.
     let completed = harness
         .execute(Operation::Settle {
