@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Upper bounds of the sync-latency buckets, in microseconds (from 50 µs to 2.5 s).
+/// Upper bounds of the sync-latency buckets, in microseconds (from 50 µs to 5 s).
 pub const SYNC_MICROS_BOUNDS: [u64; 16] = [
     50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000,
     1_000_000, 2_500_000, 5_000_000,
