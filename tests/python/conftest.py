@@ -108,6 +108,7 @@ QUEUES = {
     # GET /metrics (test_metrics.py).
     "q-metrics": {},
     "q-metrics-session": {"RequiresSession": True},
+    "q-metrics-session-clock": {"RequiresSession": True, "LockDuration": "PT1M"},
 }
 
 

@@ -1,6 +1,7 @@
 """`GET /metrics` on the admin port, read as a Prometheus scraper reads it (plain HTTP, no
 token): a queue's traffic and message counts after sends and a receive through the official
-SDK, a lock renewal, the store's sync histogram, the open connections, and a server-busy refusal (injected with `busbar ctl`) counted as
+SDK, a lock renewal, the store's sync histogram, a session locked, renewed, freed and (after a
+clock advance) lost, the open connections, and a server-busy refusal (injected with `busbar ctl`) counted as
 throttled once its connection has closed."""
 
 import re
@@ -108,3 +109,30 @@ def test_a_locked_session_is_open_and_its_renewal_counted(broker, client):
         samples = scrape(broker)
     assert samples[("busbar_open_sessions", entity)] == 0
     assert samples[("busbar_session_locks_lost_total", entity)] == 0
+
+
+def test_an_expired_session_lock_is_counted_lost(controlled_broker):
+    broker = controlled_broker
+    queue = "q-metrics-session-clock"
+    entity = f'{{entity_name="{queue}"}}'
+    with strict_client(broker.connection_string) as client:
+        with client.get_queue_sender(queue) as sender:
+            sender.send_messages(ServiceBusMessage("m", session_id="s"))
+        with client.get_queue_receiver(queue, session_id="s"):
+            assert scrape(broker)[("busbar_open_sessions", entity)] == 1
+            subprocess.run(
+                [broker.binary, "ctl", "--admin", f"http://127.0.0.1:{broker.admin_port}",
+                 "clock", "advance", "2m"],
+                check=True,
+                capture_output=True,
+                timeout=30,
+            )
+            # The entity task sees the advance and expires the 1 min lock.
+            lost = ("busbar_session_locks_lost_total", entity)
+            deadline = time.monotonic() + 10
+            samples = scrape(broker)
+            while samples[lost] < 1 and time.monotonic() < deadline:
+                time.sleep(0.1)
+                samples = scrape(broker)
+            assert samples[lost] == 1
+            assert samples[("busbar_open_sessions", entity)] == 0
