@@ -1,8 +1,8 @@
 """`GET /metrics` on the admin port, read as a Prometheus scraper reads it (plain HTTP, no
 token): a queue's traffic and message counts after sends and a receive through the official
 SDK, a lock renewal, the store's sync histogram, a session locked, renewed, freed and (after a
-clock advance) lost, the open connections, and a server-busy refusal (injected with `busbar ctl`) counted as
-throttled once its connection has closed."""
+clock advance) lost, the open connections, and a server-busy refusal (injected with
+`busbar ctl`) counted as throttled once its connection has closed."""
 
 import re
 import subprocess
