@@ -17,17 +17,19 @@ use tokio::time::Instant;
 use super::atomic_send::{AtomicSend, HeldPart, HeldResolution};
 use super::clock::{self, Clock};
 use super::dead_letter_forwarding::DeadLetterForwarding;
-use super::mailbox::{ConnectionCommand, EntityCommand, Fault, Mailbox, ReceiverKey};
+use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult, SessionOperation};
 use super::metrics::EntityMetrics;
 use super::topic_schedule::TopicRelease;
 use crate::errors::BrokerError;
 pub(crate) use owned::{OwnedEntity, session_error};
 use session_links::SessionLinks;
+use test_controls::Faults;
 
 mod deleted;
 mod owned;
 mod session_links;
+mod test_controls;
 
 /// Commands taken from the inbox per batch.
 const BATCH: usize = 256;
@@ -94,52 +96,6 @@ pub(crate) struct EntityTask {
     clock_advances: Option<watch::Receiver<i64>>,
     /// Faults a test asked for, still to show.
     faults: Faults,
-}
-
-/// Faults still to show (test controls): how many more sends to refuse as busy, how many more
-/// settlements to answer with lock lost, a link or connection to end, and answers to delay.
-#[derive(Default)]
-struct Faults {
-    busy_sends: u32,
-    lost_settlements: u32,
-    /// Ends one receive link or its connection when one exists.
-    ending: Option<Ending>,
-    delay: Option<(std::time::Duration, u32)>,
-}
-
-/// How a receive link is to end (test controls).
-enum Ending {
-    Link(String),
-    Connection(String),
-}
-
-impl Faults {
-    /// How late the next answer goes out, if it is delayed (counting it off).
-    fn next_delay(&mut self) -> Option<std::time::Duration> {
-        let (delay, count) = self.delay.as_mut()?;
-        let delay = *delay;
-        if !take_one(count) {
-            self.delay = None;
-            return None;
-        }
-        Some(delay)
-    }
-
-    /// Whether the next send is refused (counting it off).
-    fn refuse_send(&mut self) -> bool {
-        take_one(&mut self.busy_sends)
-    }
-
-    /// Whether the next settlement is lost (counting it off).
-    fn lose_settlement(&mut self) -> bool {
-        take_one(&mut self.lost_settlements)
-    }
-}
-
-fn take_one(count: &mut u32) -> bool {
-    let due = *count > 0;
-    *count = count.saturating_sub(1);
-    due
 }
 
 impl EntityTask {
@@ -310,19 +266,7 @@ impl EntityTask {
                     let _ = done.send(durable.map(|()| purged));
                 }));
             }
-            EntityCommand::InjectFault(Fault::ServerBusy(count)) => self.faults.busy_sends = count,
-            EntityCommand::InjectFault(Fault::LockLost(count)) => {
-                self.faults.lost_settlements = count;
-            }
-            EntityCommand::InjectFault(Fault::DetachLink(condition)) => {
-                self.faults.ending = Some(Ending::Link(condition));
-            }
-            EntityCommand::InjectFault(Fault::DropConnection(condition)) => {
-                self.faults.ending = Some(Ending::Connection(condition));
-            }
-            EntityCommand::InjectFault(Fault::Delay { delay, count }) => {
-                self.faults.delay = Some((delay, count));
-            }
+            EntityCommand::InjectFault(fault) => self.faults.inject(fault),
             EntityCommand::Execute {
                 sub_queue,
                 operation,
@@ -522,73 +466,6 @@ impl EntityTask {
         }
     }
 
-    /// `reply`, sent late if a test asked for the entity's answers to be delayed.
-    fn maybe_delayed<T: Send + 'static>(
-        &mut self,
-        reply: Box<dyn FnOnce(T) + Send>,
-    ) -> Box<dyn FnOnce(T) + Send> {
-        let Some(delay) = self.faults.next_delay() else {
-            return reply;
-        };
-        // Answers may be sent from the store writer's thread, outside the runtime.
-        let runtime = tokio::runtime::Handle::current();
-        Box::new(move |answer| {
-            runtime.spawn(async move {
-                tokio::time::sleep(delay).await;
-                reply(answer);
-            });
-        })
-    }
-
-    /// Ends one receive link, or its connection, if a test asked for it and one is attached.
-    fn end_a_receiver(&mut self) {
-        if self.faults.ending.is_none() || self.receivers.is_empty() {
-            return;
-        }
-        let receiver = self.receivers.remove(0);
-        let command = match self.faults.ending.take() {
-            Some(Ending::Link(condition)) => ConnectionCommand::DetachLink {
-                link: receiver.key.link,
-                condition,
-            },
-            Some(Ending::Connection(condition)) => ConnectionCommand::CloseConnection(condition),
-            None => return,
-        };
-        receiver.mailbox.post(command);
-    }
-
-    /// A client's settlement, unless a test asked for it to be lost (then nothing is settled).
-    fn client_settle(
-        &mut self,
-        token: busbar_core::LockToken,
-        outcome: Outcome,
-        now: busbar_core::Timestamp,
-    ) -> Result<(), BrokerError> {
-        let settled = if self.faults.lose_settlement() {
-            Err(BrokerError::MessageLockLost)
-        } else {
-            self.settle(token, outcome, now)
-        };
-        if matches!(settled, Err(BrokerError::MessageLockLost)) {
-            self.metrics.lock_lost_answer();
-        }
-        settled
-    }
-
-    /// Removes every stored message (of the dead-letter sub-queue only, or of both and every
-    /// session's state); returns how many went.
-    fn purge(&mut self, dead_letter_only: bool, now: busbar_core::Timestamp) -> usize {
-        let core = self.entity.core_mut();
-        let mut purged = core.purge(SubQueue::DeadLetter, now);
-        if !dead_letter_only {
-            purged += core.purge(SubQueue::Main, now);
-            if let Some(sessions) = self.entity.sessions_mut() {
-                sessions.clear_states();
-            }
-        }
-        purged
-    }
-
     /// Settles one message: through its session when a session link received it.
     fn settle(
         &mut self,
@@ -622,48 +499,6 @@ impl EntityTask {
                 forwarding.forward(&delivery);
             }
         }
-    }
-
-    /// Removes every message (answered once that is durable), detaches the receivers, and
-    /// answers every later command with `error` (entity-not-found); the task ends once nothing
-    /// holds its inbox any more.
-    fn delete(
-        &mut self,
-        error: BrokerError,
-        pending: &mut Vec<Pending>,
-        done: tokio::sync::oneshot::Sender<Result<(), BrokerError>>,
-    ) {
-        // What this batch did before goes to the store first, so no insert follows a removal.
-        self.submit(std::mem::take(pending));
-        let id = self.id;
-        let mut removals: Vec<Record> = self
-            .entity
-            .core()
-            .snapshot()
-            .messages
-            .into_iter()
-            .map(|(_, message)| Record::Remove {
-                key: MessageKey {
-                    entity: id,
-                    sequence: message.sequence.value(),
-                },
-            })
-            .collect();
-        // Session state goes too: a queue created again under the name starts without it.
-        if let Some(sessions) = self.entity.sessions_mut() {
-            sessions.clear_states();
-        }
-        removals.extend(self.entity.drain_records(id));
-        for receiver in self.receivers.drain(..) {
-            receiver
-                .mailbox
-                .post(ConnectionCommand::EntityDeleted(receiver.key.link));
-        }
-        self.deleted = Some(error);
-        let completion = Box::new(move |outcome: Result<busbar_store::Lsn, StoreError>| {
-            let _ = done.send(outcome.map(|_| ()).map_err(store_error));
-        });
-        super::submit_from_task(&self.store, removals, completion);
     }
 
     /// Releases a topic's due scheduled messages to its subscriptions, each locked meanwhile.
