@@ -15,6 +15,8 @@ pub(crate) use ctl_args::{CtlCommand, CtlOptions};
 pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:5672";
 /// The default administration API listen address (the emulator's admin port).
 pub(crate) const DEFAULT_ADMIN_LISTEN: &str = "127.0.0.1:5300";
+/// The default AMQPS listen address (the service's AMQP-over-TLS port).
+pub(crate) const DEFAULT_TLS_LISTEN: &str = "127.0.0.1:5671";
 /// The default data directory.
 pub(crate) const DEFAULT_DATA_DIR: &str = "./busbar-data";
 /// The usage text of `--help`.
@@ -31,16 +33,21 @@ Options:
   --data-dir <DIR>       Where messages are stored [default: ./busbar-data]
   --memory               Keep messages in memory only (nothing survives a restart)
   --listen <ADDR:PORT>   AMQP listen address [default: 127.0.0.1:5672]
+  --tls-listen <ADDR:PORT|none>
+                         AMQPS listen address, or none for no separate one
+                         [default: 127.0.0.1:5671]
   --admin-listen <ADDR:PORT|none>
-                         Administration API listen address, or none to turn it off; it
-                         serves plain HTTP and https on the same port
+                         Administration API listen address, or none for no separate one
                          [default: 127.0.0.1:5300]
-  --tls-cert <FILE>      The admin port's https certificate chain (PEM, leaf first)
+                         Every port serves every protocol, told apart by the first bytes:
+                         AMQP, AMQP over TLS, the administration API over HTTP and https,
+                         and AMQP over WebSockets (GET /$servicebus/websocket)
+  --tls-cert <FILE>      The TLS certificate chain (PEM, leaf first)
   --tls-key <FILE>       and its private key (PEM). Both or neither: without them,
                          Busbar creates a development CA and a certificate it signs for
                          localhost, 127.0.0.1 and ::1 in <data-dir>/tls on first start,
                          reuses them afterwards, and prints the line
-                         `admin tls ca: <path of ca.crt>`: trust that file in the client.
+                         `tls ca: <path of ca.crt>`: trust that file in the client.
                          With --memory they go to ./busbar-data/tls (nothing else is
                          written there), so the CA trusted once is the same for runs
                          with and without --memory from the same directory
@@ -103,6 +110,8 @@ pub(crate) struct ServeOptions {
     pub(crate) listen: SocketAddr,
     /// `--admin-listen`; `None` when turned off.
     pub(crate) admin_listen: Option<SocketAddr>,
+    /// `--tls-listen`; `None` when turned off.
+    pub(crate) tls_listen: Option<SocketAddr>,
     /// `--tls-cert` and `--tls-key`; `None` for the development CA.
     pub(crate) tls: Option<TlsFiles>,
     /// `--test-controls`: a virtual clock and fault injection, for test suites.
@@ -150,9 +159,14 @@ pub(crate) enum CliError {
     /// `--listen` is not an address with a port.
     #[error("--listen {0:?} is not an ADDR:PORT such as 127.0.0.1:5672 or [::1]:5672")]
     InvalidListen(String),
-    /// `--admin-listen` is neither an address with a port nor `none`.
-    #[error("--admin-listen {0:?} is not an ADDR:PORT such as 127.0.0.1:5300, or none")]
-    InvalidAdminListen(String),
+    /// `--admin-listen` or `--tls-listen` is neither an address with a port nor `none`.
+    #[error("{flag} {value:?} is not an ADDR:PORT such as 127.0.0.1:5300, or none")]
+    InvalidOptionalListen {
+        /// The flag.
+        flag: &'static str,
+        /// What it was given.
+        value: String,
+    },
     /// `--tls-cert` without `--tls-key`, or the reverse.
     #[error("{given} needs {missing} too: give both, or neither for the development CA")]
     TlsHalf {
@@ -220,6 +234,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
     let mut test_controls = false;
     let mut listen: Option<SocketAddr> = None;
     let mut admin_listen: Option<Option<SocketAddr>> = None;
+    let mut tls_listen: Option<Option<SocketAddr>> = None;
     let mut tls_cert: Option<PathBuf> = None;
     let mut tls_key: Option<PathBuf> = None;
     while let Some(arg) = args.next() {
@@ -265,15 +280,13 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
             )?,
             "--admin-listen" => {
                 let text = value("--admin-listen", "<ADDR:PORT|none>")?;
-                let text = text.to_string_lossy();
-                let address = match &*text {
-                    "none" => None,
-                    other => Some(
-                        parse_listen(other)
-                            .map_err(|_| CliError::InvalidAdminListen(other.to_owned()))?,
-                    ),
-                };
+                let address = parse_optional_listen("--admin-listen", &text.to_string_lossy())?;
                 set_once(&mut admin_listen, "--admin-listen", address)?;
+            }
+            "--tls-listen" => {
+                let text = value("--tls-listen", "<ADDR:PORT|none>")?;
+                let address = parse_optional_listen("--tls-listen", &text.to_string_lossy())?;
+                set_once(&mut tls_listen, "--tls-listen", address)?;
             }
             "--listen" => {
                 let text = value("--listen", "<ADDR:PORT>")?;
@@ -307,6 +320,10 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
         Some(address) => address,
         None => Some(parse_listen(DEFAULT_ADMIN_LISTEN)?),
     };
+    let tls_listen = match tls_listen {
+        Some(address) => address,
+        None => Some(parse_listen(DEFAULT_TLS_LISTEN)?),
+    };
     let tls = match (tls_cert, tls_key) {
         (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
         (None, None) => None,
@@ -328,9 +345,26 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
         storage,
         listen,
         admin_listen,
+        tls_listen,
         tls,
         test_controls,
     }))
+}
+
+/// An address with a port, or `none`.
+fn parse_optional_listen(
+    flag: &'static str,
+    text: &str,
+) -> Result<Option<SocketAddr>, CliError> {
+    if text == "none" {
+        return Ok(None);
+    }
+    parse_listen(text)
+        .map(Some)
+        .map_err(|_| CliError::InvalidOptionalListen {
+            flag,
+            value: text.to_owned(),
+        })
 }
 
 fn set_once<T>(slot: &mut Option<T>, flag: &'static str, value: T) -> Result<(), CliError> {
@@ -366,6 +400,7 @@ mod tests {
             storage,
             listen: listen.parse().unwrap(),
             admin_listen: Some(DEFAULT_ADMIN_LISTEN.parse().unwrap()),
+            tls_listen: Some(DEFAULT_TLS_LISTEN.parse().unwrap()),
             tls: None,
             test_controls: false,
         })
@@ -380,6 +415,25 @@ mod tests {
         assert_eq!(
             parse_args(&[]),
             Ok(serve(None, default_dir(), "127.0.0.1:5672"))
+        );
+    }
+
+    #[test]
+    fn the_amqps_listener_moves_or_is_turned_off() {
+        let Ok(Command::Serve(moved)) = parse_args(&["--tls-listen", "127.0.0.1:0"]) else {
+            panic!("not a serve command");
+        };
+        assert_eq!(moved.tls_listen, Some("127.0.0.1:0".parse().unwrap()));
+        let Ok(Command::Serve(off)) = parse_args(&["--tls-listen=none"]) else {
+            panic!("not a serve command");
+        };
+        assert_eq!(off.tls_listen, None);
+        assert_eq!(
+            parse_args(&["--tls-listen", "5671"]),
+            Err(CliError::InvalidOptionalListen {
+                flag: "--tls-listen",
+                value: "5671".into()
+            })
         );
     }
 
@@ -407,7 +461,10 @@ mod tests {
         assert_eq!(off.admin_listen, None);
         assert_eq!(
             parse_args(&["--admin-listen", "nowhere"]),
-            Err(CliError::InvalidAdminListen("nowhere".into()))
+            Err(CliError::InvalidOptionalListen {
+                flag: "--admin-listen",
+                value: "nowhere".into()
+            })
         );
     }
 

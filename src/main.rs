@@ -4,6 +4,7 @@
 mod admin;
 mod cli;
 mod ctl;
+mod gateway;
 mod serve;
 mod summary;
 

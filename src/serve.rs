@@ -1,21 +1,25 @@
 //! Running the broker: the tokio runtime, the storage chosen on the command line, the listeners
-//! (the admin port's https certificate included), the stable start-up lines, and SIGINT/SIGTERM
-//! handling.
+//! (AMQP, AMQPS and admin, each serving every protocol through the gateway) and the TLS
+//! certificate, the stable start-up lines, and SIGINT/SIGTERM handling.
 
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use busbar_admin::http::ServerConfig;
-use busbar_admin::tls::{DevelopmentCa, Identity, TlsConfig, TlsError};
+use busbar_admin::http::{AdminServer, ServerConfig, Upgrades};
+use busbar_gateway::tls::{DevelopmentCa, Identity, TlsConfig, TlsError};
+use busbar_gateway::{Gateway, Limits, Stopping};
 
 use busbar_broker::config::Config;
 use busbar_broker::runtime::{self, Clock, RuntimeError};
 use busbar_store::{FileOptions, FileStorage, MemoryStorage, Storage, StoreError};
 use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
 
 use crate::admin::{self, BrokerNamespace};
+use crate::gateway::{self, BrokerDispatch, WebSocketAmqp};
 use crate::cli::{DEFAULT_DATA_DIR, ServeOptions, StorageChoice};
 use crate::summary::connection_string;
 
@@ -33,8 +37,8 @@ pub(crate) enum ServeError {
         /// The operating system's error.
         source: std::io::Error,
     },
-    /// The admin port's certificate could not be read, created or used.
-    #[error("cannot set up https for the administration API: {0}")]
+    /// The TLS certificate could not be read, created or used.
+    #[error("cannot set up TLS: {0}")]
     Tls(#[from] TlsError),
     /// The data directory could not be opened.
     #[error("cannot open the data directory: {0}")]
@@ -66,49 +70,29 @@ async fn run<S: Storage + 'static>(
     options: &ServeOptions,
     storage: S,
 ) -> Result<(), ServeError> {
-    let listener = TcpListener::bind(options.listen)
-        .await
-        .map_err(|source| ServeError::Bind {
-            address: options.listen,
-            source,
-        })?;
-    let bound = listener.local_addr().map_err(|source| ServeError::Bind {
-        address: options.listen,
-        source,
-    })?;
-    // Tests and scripts read the port from this line: keep its shape stable.
-    println!("listening on {bound}");
-    println!("connection string: {}", connection_string(bound));
-    let _ = std::io::stdout().flush();
-    let admin = match options.admin_listen {
-        Some(address) => Some(bind_admin(address, options).await?),
-        None => None,
-    };
-    tracing::info!(%bound, "serving");
-    let (admin_stop, admin_stopped) = tokio::sync::watch::channel(false);
-    let mut admin_task = None;
+    let listeners = bind_listeners(options).await?;
+    let tls = tls_config(options)?;
+    tracing::info!("serving");
+    let (stop_gateway, gateway_stopping) = watch::channel(false);
+    let (amqp_sender, amqp_connections) = gateway::amqp_channel();
+    let mut listener_tasks = JoinSet::new();
     let namespace = config.namespace.name.clone();
     let started = unix_millis_now();
     let ready = |control| {
-        if let Some((listener, tls)) = admin {
-            let namespace = Arc::new(BrokerNamespace::new(control, namespace, started));
-            let shutdown = async move {
-                let mut stopped = admin_stopped;
-                let _ = stopped.wait_for(|stopped| *stopped).await;
-            };
-            let mut server_config = ServerConfig::new(admin::authorization());
-            server_config.tls = Some(tls);
-            admin_task = Some(tokio::spawn(busbar_admin::http::serve(
-                listener,
-                namespace,
-                server_config,
-                shutdown,
-            )));
+        let namespace = Arc::new(BrokerNamespace::new(control, namespace, started));
+        let mut server_config = ServerConfig::new(admin::authorization());
+        server_config.upgrade = Upgrades::to(WebSocketAmqp::new(amqp_sender.clone()));
+        let admin_server = AdminServer::new(namespace, server_config);
+        let dispatch = BrokerDispatch::new(amqp_sender, admin_server);
+        let gateway = Gateway::new(dispatch, Some(tls), Limits::default());
+        for listener in listeners {
+            let stopping = Stopping::new(gateway_stopping.clone());
+            listener_tasks.spawn(busbar_gateway::serve(listener, Arc::clone(&gateway), stopping));
         }
     };
     let stop = async move {
         stop_signal().await;
-        let _ = admin_stop.send(true);
+        let _ = stop_gateway.send(true);
     };
     let clock = if options.test_controls {
         // Never on by accident: said on standard output, in the log and in /health.
@@ -119,47 +103,68 @@ async fn run<S: Storage + 'static>(
         Clock::anchored_now()
     };
     let _ = std::io::stdout().flush();
-    runtime::run(config, storage, listener, stop, clock, ready).await?;
-    if let Some(task) = admin_task {
-        let _ = task.await;
-    }
+    runtime::run(config, storage, amqp_connections, stop, clock, ready).await?;
+    while listener_tasks.join_next().await.is_some() {}
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Binds the administration API's listener, reads or creates its https certificate, and prints
-/// the stable start-up lines.
-async fn bind_admin(
-    address: SocketAddr,
-    options: &ServeOptions,
-) -> Result<(TcpListener, TlsConfig), ServeError> {
-    let listener = TcpListener::bind(address)
+/// Binds the AMQP listener and, unless turned off, the AMQPS and admin ones, and prints the
+/// stable start-up lines. Each serves every protocol; they differ in the port a client's
+/// connection string leads it to.
+async fn bind_listeners(options: &ServeOptions) -> Result<Vec<TcpListener>, ServeError> {
+    let amqp = bind(options.listen).await?;
+    // Tests and scripts read the ports from these lines: keep their shape stable.
+    let bound = local_addr(&amqp, options.listen)?;
+    println!("listening on {bound}");
+    println!("connection string: {}", connection_string(bound));
+    let mut listeners = vec![amqp];
+    for (label, address) in [
+        ("amqps", options.tls_listen),
+        ("admin", options.admin_listen),
+    ] {
+        if let Some(address) = address {
+            let listener = bind(address).await?;
+            println!("{label} listening on {}", local_addr(&listener, address)?);
+            listeners.push(listener);
+        }
+    }
+    let _ = std::io::stdout().flush();
+    Ok(listeners)
+}
+
+async fn bind(address: SocketAddr) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(address)
         .await
-        .map_err(|source| ServeError::Bind { address, source })?;
-    let bound = listener
+        .map_err(|source| ServeError::Bind { address, source })
+}
+
+fn local_addr(listener: &TcpListener, address: SocketAddr) -> Result<SocketAddr, ServeError> {
+    listener
         .local_addr()
-        .map_err(|source| ServeError::Bind { address, source })?;
-    let (identity, development) = match &options.tls {
-        Some(files) => (Identity::from_pem_files(&files.cert, &files.key)?, None),
+        .map_err(|source| ServeError::Bind { address, source })
+}
+
+/// Reads the certificate of `--tls-cert`/`--tls-key`, or the development CA's (created on
+/// first use), and prints the CA's path in a stable line.
+fn tls_config(options: &ServeOptions) -> Result<TlsConfig, ServeError> {
+    let identity = match &options.tls {
+        Some(files) => Identity::from_pem_files(&files.cert, &files.key)?,
         None => {
             let development = DevelopmentCa::load_or_create(&development_dir(options))?;
             if development.created {
                 tracing::info!(
                     ca = %development.ca_cert.display(),
-                    "created a development CA for the admin port's https; trust it in https clients"
+                    "created a development CA for TLS; trust it in clients"
                 );
             }
-            (development.identity, Some(development.ca_cert))
+            // Tests and scripts read the CA's path from this line: keep its shape.
+            println!("tls ca: {}", development.ca_cert.display());
+            let _ = std::io::stdout().flush();
+            development.identity
         }
     };
-    let tls = TlsConfig::new(identity)?;
-    // Tests and scripts read the port and the CA's path from these lines: keep their shape.
-    println!("admin listening on {bound}");
-    if let Some(ca_cert) = development {
-        println!("admin tls ca: {}", ca_cert.display());
-    }
-    let _ = std::io::stdout().flush();
-    Ok((listener, tls))
+    Ok(TlsConfig::new(identity)?)
 }
 
 /// Where the development CA lives: `<data-dir>/tls`, or with `--memory` the default data

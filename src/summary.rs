@@ -147,6 +147,7 @@ mod tests {
             storage: StorageChoice::Memory,
             listen: "127.0.0.1:0".parse().unwrap(),
             admin_listen: None,
+            tls_listen: None,
             tls: None,
             test_controls: false,
         };
@@ -164,6 +165,7 @@ mod tests {
             storage: StorageChoice::Directory(PathBuf::from("./busbar-data")),
             listen: "127.0.0.1:5672".parse().unwrap(),
             admin_listen: None,
+            tls_listen: None,
             tls: None,
             test_controls: false,
         };

@@ -12,8 +12,6 @@
 //!   verified.
 //! - [`http`]: the HTTP/1.1 server: routing, body limits, timeouts, graceful shutdown.
 //! - [`metrics`]: `GET /metrics`, the broker's counts in the Prometheus text format.
-//! - [`tls`]: TLS on the same port, its certificates (a development CA, or PEM files), and
-//!   the first-byte test that tells it from plain HTTP.
 //! - [`test_controls`]: Busbar's own JSON endpoints under `/$busbar/` (purge, reset, and with
 //!   `--test-controls` a virtual clock and fault injection): paths, bodies and durations, shared
 //!   with the `busbar ctl` client.
@@ -29,5 +27,4 @@ pub mod control;
 pub mod http;
 pub mod metrics;
 pub mod test_controls;
-pub mod tls;
 pub mod validate;

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::atom::{MAX_DOCUMENT_BYTES, Timestamp};
 use crate::auth::Authorization;
-use crate::tls::TlsConfig;
+use super::upgrade::Upgrades;
 
 /// The server's settings. [`ServerConfig::new`] fills in the defaults.
 #[derive(Debug, Clone)]
@@ -17,9 +17,8 @@ pub struct ServerConfig {
     /// at most [`MAX_DOCUMENT_BYTES`], the codec's limit, 1 MiB: descriptions are a few kB).
     pub body_limit: usize,
     /// How long a client may take to send a request's headers, and how long a kept-alive
-    /// connection may sit idle before its next request (default 30 s); with [`tls`](Self::tls),
-    /// also how long a new connection may stay silent before its first byte. Slow or silent
-    /// clients are disconnected.
+    /// connection may sit idle before its next request (default 30 s). Slow or silent clients
+    /// are disconnected.
     pub header_read_timeout: Duration,
     /// How long a request may take from its headers to its response: reading the body (408 when
     /// it is late, and the connection closes) and the broker's answer (503) (default 30 s).
@@ -31,9 +30,8 @@ pub struct ServerConfig {
     pub shutdown_grace: Duration,
     /// The time used for token expiry and response timestamps.
     pub clock: Clock,
-    /// TLS next to plain HTTP on the same port, told apart by each connection's first byte
-    /// (default none: plain HTTP only).
-    pub tls: Option<TlsConfig>,
+    /// Who takes over requests that leave HTTP, such as a WebSocket upgrade (default none).
+    pub upgrade: Upgrades,
 }
 
 impl ServerConfig {
@@ -47,7 +45,7 @@ impl ServerConfig {
             max_connections: 256,
             shutdown_grace: Duration::from_secs(5),
             clock: Clock::system(),
-            tls: None,
+            upgrade: Upgrades::default(),
         }
     }
 }

@@ -5,9 +5,10 @@
 //! a deadline (`answer`), validated ([`crate::validate`]), carried out (`handlers`) and
 //! answered with the service's documents (`response`). Slow clients are cut off: headers must arrive
 //! within the header-read timeout (which also bounds a kept-alive connection's idle time), and
-//! a request's body and the broker's answer within the request deadline. [`serve`] runs the
-//! accept loop, and with [`ServerConfig::tls`] serves TLS and plain HTTP on the one port;
-//! [`AdminServer::serve_connection`] serves any accepted byte stream. Busbar's own JSON
+//! a request's body and the broker's answer within the request deadline. [`serve`] runs an
+//! accept loop over plain TCP; [`AdminServer::serve_connection`] serves any accepted byte
+//! stream (the binary's gateway hands it TLS ones too), and hands requests that leave HTTP (a
+//! WebSocket upgrade) to the [`Upgrade`] of [`ServerConfig::upgrade`]. Busbar's own JSON
 //! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`.
 
 mod answer;
@@ -18,6 +19,8 @@ mod request_url;
 mod response;
 mod route;
 mod server;
+mod upgrade;
 
 pub use config::{Clock, Scheme, ServerConfig};
 pub use server::{AdminServer, serve};
+pub use upgrade::{Upgrade, Upgrades};

@@ -1,6 +1,6 @@
 //! Connections: HTTP/1.1 on any accepted byte stream ([`AdminServer::serve_connection`]), and
-//! the accept loop over a TCP listener ([`serve`]) with its connection limit, graceful
-//! shutdown and, when TLS is configured, the first-byte test between TLS and plain HTTP.
+//! the accept loop over a TCP listener ([`serve`], plain HTTP) with its connection limit and
+//! graceful shutdown.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -14,7 +14,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tracing::{debug, warn};
@@ -22,7 +22,6 @@ use tracing::{debug, warn};
 use super::answer::answer;
 use super::config::{Scheme, ServerConfig};
 use crate::control::NamespaceControl;
-use crate::tls::Opened;
 
 /// The most bytes of request line and headers buffered (hyper's minimum is 8 KiB; the SDKs'
 /// headers are about 1 KiB, SAS tokens included).
@@ -59,14 +58,15 @@ impl<C: NamespaceControl> AdminServer<C> {
         }
     }
 
-    /// Serves HTTP/1.1 on `stream`, an accepted connection that arrived over `scheme`, until
-    /// the client closes it, a timeout closes it (headers not complete within
-    /// [`ServerConfig::header_read_timeout`], including while idle between requests), or
-    /// `shutdown` resolves, whereupon the request in flight is answered and the connection
-    /// closed.
+    /// Serves HTTP/1.1 on `stream`, an accepted connection from `peer` that arrived over
+    /// `scheme`, until the client closes it, a timeout closes it (headers not complete within
+    /// [`ServerConfig::header_read_timeout`], including while idle between requests), a
+    /// [`ServerConfig::upgrade`] takes it over, or `shutdown` resolves, whereupon the request in
+    /// flight is answered and the connection closed.
     pub async fn serve_connection<S>(
         &self,
         stream: S,
+        peer: SocketAddr,
         scheme: Scheme,
         shutdown: impl Future<Output = ()>,
     ) where
@@ -77,6 +77,9 @@ impl<C: NamespaceControl> AdminServer<C> {
             let server = server.clone();
             async move {
                 let shared = &server.shared;
+                if let Some(upgrade) = shared.config.upgrade.claiming(&request) {
+                    return Ok::<_, Infallible>(upgrade.upgrade(request, peer));
+                }
                 let response = answer(&*shared.control, &shared.config, scheme, request).await;
                 Ok::<_, Infallible>(response)
             }
@@ -86,7 +89,8 @@ impl<C: NamespaceControl> AdminServer<C> {
             .header_read_timeout(self.shared.config.header_read_timeout)
             .max_buf_size(MAX_HEAD_BYTES)
             .max_headers(MAX_HEADERS)
-            .serve_connection(TokioIo::new(stream), service);
+            .serve_connection(TokioIo::new(stream), service)
+            .with_upgrades();
         tokio::pin!(connection, shutdown);
         let result = tokio::select! {
             result = connection.as_mut() => result,
@@ -99,34 +103,6 @@ impl<C: NamespaceControl> AdminServer<C> {
             debug!(%error, "admin connection ended with an error");
         }
     }
-
-    /// Serves an accepted TCP connection: over TLS or plain HTTP, as its first byte tells,
-    /// when [`ServerConfig::tls`] is set; plain HTTP otherwise.
-    async fn serve_tcp(
-        &self,
-        stream: TcpStream,
-        peer: SocketAddr,
-        shutdown: impl Future<Output = ()>,
-    ) {
-        let config = &self.shared.config;
-        let Some(tls) = &config.tls else {
-            return self.serve_connection(stream, Scheme::Http, shutdown).await;
-        };
-        tokio::pin!(shutdown);
-        let opened = tokio::select! {
-            opened = tls.open(stream, peer, config.header_read_timeout) => opened,
-            () = &mut shutdown => None,
-        };
-        match opened {
-            Some(Opened::Plain(stream)) => {
-                self.serve_connection(stream, Scheme::Http, shutdown).await;
-            }
-            Some(Opened::Tls(stream)) => {
-                self.serve_connection(stream, Scheme::Https, shutdown).await;
-            }
-            None => {}
-        }
-    }
 }
 
 /// Serves the administration API on `listener` from `control` until `shutdown` resolves; then
@@ -134,8 +110,7 @@ impl<C: NamespaceControl> AdminServer<C> {
 /// [`ServerConfig::shutdown_grace`]), and returns once all are closed.
 ///
 /// At most [`ServerConfig::max_connections`] connections are served at once; the rest wait
-/// in the listen backlog. With [`ServerConfig::tls`], a connection whose first byte opens a
-/// TLS handshake is served over TLS, any other over plain HTTP. Accept errors (out of file
+/// in the listen backlog. Accept errors (out of file
 /// descriptors, a connection reset before it was accepted) are logged and accepting goes on.
 pub async fn serve<C: NamespaceControl>(
     listener: TcpListener,
@@ -180,7 +155,9 @@ pub async fn serve<C: NamespaceControl>(
                 // An error means the sender is gone, which happens only once serve returns.
                 let _ = stopping.wait_for(|&stop| stop).await;
             };
-            server.serve_tcp(stream, peer, stopped).await;
+            server
+                .serve_connection(stream, peer, Scheme::Http, stopped)
+                .await;
             drop(slot);
         });
     }

@@ -6,8 +6,8 @@
 //! before more input is read, so a peer that does not read stops being read from.
 
 mod clock;
+mod acceptor;
 mod handshakes;
-mod quick_ack;
 mod serve;
 
 use bytes::BytesMut;
@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 use crate::condition;
 use crate::engine::{Connection, ConnectionConfig, Event, Millis};
 
+pub use acceptor::Acceptor;
 pub use serve::serve;
 
 use clock::Clock;

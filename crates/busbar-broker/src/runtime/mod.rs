@@ -28,13 +28,12 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use busbar_amqp::driver::{DriverConfig, Shutdown, serve};
+use busbar_amqp::driver::{Acceptor, DriverConfig, Shutdown, serve};
 use busbar_amqp::engine::ConnectionConfig;
 use busbar_core::{CoreError, SubQueue};
 use busbar_store::{
     Completion, GroupCommit, GroupCommitHandle, GroupCommitOptions, Record, Storage, StoreError,
 };
-use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 pub use clock::Clock;
@@ -116,7 +115,8 @@ pub(crate) struct Shared {
     pub(crate) metrics: Arc<Metrics>,
 }
 
-/// Runs the broker for `config` on `listener` until `stop` resolves, then closes every
+/// Runs the broker for `config` on the connections of `acceptor` (a TCP listener, or the
+/// gateway's channel of opened streams) until `stop` resolves, then closes every
 /// connection with `amqp:connection:forced`, lets the entity tasks submit what they hold, waits
 /// for the last sync and returns the storage.
 ///
@@ -129,16 +129,17 @@ pub(crate) struct Shared {
 ///
 /// Must run on tokio's multi-thread runtime: entity tasks wait for room in the store writer's
 /// bounded queue with `block_in_place` (see `submit_from_task`).
-pub async fn run<S, F>(
+pub async fn run<S, A, F>(
     config: &Config,
     mut storage: S,
-    listener: TcpListener,
+    acceptor: A,
     stop: F,
     clock: Clock,
     ready: impl FnOnce(Control),
 ) -> Result<S, RuntimeError>
 where
     S: Storage + 'static,
+    A: Acceptor + 'static,
     F: Future<Output = ()>,
 {
     let recovered = storage.recover()?;
@@ -223,7 +224,7 @@ where
         store: store.clone(),
         metrics,
     });
-    let served = serve_until(listener, shared, stop).await;
+    let served = serve_until(acceptor, shared, stop).await;
     // Every entity inbox sender lived in the registry, the control state and the connection
     // handlers, all gone now: the tasks submit their last records and end.
     drop(control);
@@ -238,8 +239,8 @@ where
     Ok(storage)
 }
 
-async fn serve_until<F: Future<Output = ()>>(
-    listener: TcpListener,
+async fn serve_until<A: Acceptor + 'static, F: Future<Output = ()>>(
+    acceptor: A,
     shared: Arc<Shared>,
     stop: F,
 ) -> Result<(), RuntimeError> {
@@ -255,7 +256,7 @@ async fn serve_until<F: Future<Output = ()>>(
     };
     let next_id = AtomicU64::new(1);
     let server = tokio::spawn(serve(
-        listener,
+        acceptor,
         driver,
         move |peer, sender| {
             let id = next_id.fetch_add(1, Ordering::Relaxed);

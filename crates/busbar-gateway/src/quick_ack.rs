@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 /// A [`TcpStream`] that re-arms quick ACKs after each read that returned data.
-pub(super) struct QuickAckStream(pub(super) TcpStream);
+pub(crate) struct QuickAckStream(pub(crate) TcpStream);
 
 impl AsyncRead for QuickAckStream {
     fn poll_read(
