@@ -3,7 +3,7 @@
 //
 // This file starts one broker for the whole package (TestMain): a fresh temporary data
 // directory, a Config.json in the Service Bus emulator's format declaring the entities of
-// entities_test.go, `--listen 127.0.0.1:0` and `--admin-listen 127.0.0.1:0`; the ports come
+// entities_test.go, `--listen`, `--tls-listen` and `--admin-listen` on 127.0.0.1:0; the ports come
 // from the broker's `listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines. After the
 // tests it sends SIGTERM and fails the run unless busbar exits with status 0.
 package sdk
@@ -106,7 +106,7 @@ func startBrokerIn(dir, binary string) (*broker, error) {
 		return nil, err
 	}
 	cmd := exec.Command(binary, "--config", config, "--data-dir", filepath.Join(dir, "data"),
-		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
+		"--listen", "127.0.0.1:0", "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
 	cmd.Stderr = os.Stderr
 	if os.Getenv("RUST_LOG") == "" {
 		cmd.Env = append(os.Environ(), "RUST_LOG=warn")

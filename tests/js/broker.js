@@ -1,6 +1,6 @@
 // Starts the real `busbar` binary for the JavaScript SDK tests: a fresh data directory, a
 // Config.json in the emulator's format with the entities a test file asks for,
-// `--listen 127.0.0.1:0` and `--admin-listen 127.0.0.1:0`; the ports come from the broker's
+// `--listen`, `--tls-listen` and `--admin-listen` on 127.0.0.1:0; the ports come from the broker's
 // `listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines.
 "use strict";
 
@@ -60,7 +60,7 @@ async function startBroker({ queues = {}, topics = {} } = {}) {
   const child = spawn(
     binary,
     ["--config", configFile, "--data-dir", path.join(directory, "data"), "--listen", "127.0.0.1:0",
-     "--admin-listen", "127.0.0.1:0"],
+     "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const { address, adminAddress } = await listeningAddresses(child);

@@ -4,7 +4,7 @@ Each test module gets its own broker: a fresh temporary data directory, a test `
 (the Service Bus emulator's format) with one queue per test and one topic, and
 `--listen 127.0.0.1:0`; the ports are read from the broker's `listening on ADDR:PORT` and
 `admin listening on ADDR:PORT` lines on stdout, and the development CA that the admin port's
-https certificate is signed by from its `admin tls ca: PATH` line (created in the data
+https certificate is signed by from its `tls ca: PATH` line (created in the data
 directory, so one per broker). Stopping sends SIGTERM and asserts exit status 0.
 """
 
@@ -236,7 +236,7 @@ def emulator_config(queues, topics=()):
 _LISTENING = re.compile(r"listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
 _CONNECTION_STRING = re.compile(r"Endpoint=sb://[^;:/]+:(\d+)")
 _ADMIN_LISTENING = re.compile(r"admin listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
-_ADMIN_TLS_CA = re.compile(r"^admin tls ca: (.+)$")
+_ADMIN_TLS_CA = re.compile(r"^tls ca: (.+)$")
 
 
 def _amqp_port(line):
@@ -290,6 +290,8 @@ class Broker:
             str(self.data_dir),
             "--listen",
             listen,
+            "--tls-listen",
+            "127.0.0.1:0",
             "--admin-listen",
             "127.0.0.1:0",
         ]

@@ -92,7 +92,14 @@ impl Broker {
 
     fn spawn(config: Option<PathBuf>, data_dir: Option<PathBuf>) -> Broker {
         let mut command = Command::new(env!("CARGO_BIN_EXE_busbar"));
-        command.args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"]);
+        command.args([
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ]);
         if let Some(config) = &config {
             command.arg("--config").arg(config);
         }

@@ -317,6 +317,8 @@ fn run_busbar(
         "127.0.0.1:0",
         "--admin-listen",
         "none",
+        "--tls-listen",
+        "none",
     ]);
     if storage == "memory" {
         command.arg("--memory");

@@ -5,7 +5,7 @@ definition is synced), and the time to read the runtime properties of a queue th
 messages (the counts are O(1) in the broker, so this must not grow with M). The messages are
 sent over AMQP in batches first. Start the broker first (see BENCHMARKS.md):
 
-    busbar --data-dir DIR --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0
+    busbar --data-dir DIR --listen 127.0.0.1:0 --tls-listen none --admin-listen 127.0.0.1:0
     python admin_bench.py --port AMQP_PORT --admin-port ADMIN_PORT [--creates 1000] [--messages 1000000]
 
 Times are what the client sees (HTTP round trip, XML on both sides, the durable sync for

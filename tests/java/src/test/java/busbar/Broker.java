@@ -1,6 +1,6 @@
 // One run of the real `busbar` binary (named by $BUSBAR_BIN) for a test class: a fresh temporary
 // data directory, the suite's Config.json (src/test/resources, the emulator's format),
-// `--listen 127.0.0.1:0` and `--admin-listen 127.0.0.1:0`; the ports come from the broker's
+// `--listen`, `--tls-listen` and `--admin-listen` on 127.0.0.1:0; the ports come from the broker's
 // `listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines on stdout.
 // stop() sends SIGTERM and requires exit status 0. The broker's log (stderr) goes to a file whose
 // tail BrokerTest prints when a test fails.
@@ -57,7 +57,7 @@ final class Broker {
         Path log = workDir.resolve("broker.log");
         ProcessBuilder builder = new ProcessBuilder(binary, "--config", config.toString(),
             "--data-dir", workDir.resolve("data").toString(), "--listen", "127.0.0.1:0",
-            "--admin-listen", "127.0.0.1:0")
+            "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
             .redirectError(log.toFile())
             .redirectInput(ProcessBuilder.Redirect.PIPE);
         builder.environment().putIfAbsent("RUST_LOG", "info");
