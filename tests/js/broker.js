@@ -46,7 +46,7 @@ function emulatorConfig(queues, topics) {
 
 /**
  * A running broker: `connectionString` for the SDK, `adminConnectionString` (the same with the
- * admin port, as the emulator documents for the administration client), `adminPort`,
+ * admin port, as the emulator documents for the administration client), `adminPort`, `amqpsPort`,
  * `adminCaFile` (the CA to trust for https on that port), and `stop()` to end it (asserts exit 0).
  */
 async function startBroker({ queues = {}, topics = {} } = {}) {
@@ -57,14 +57,21 @@ async function startBroker({ queues = {}, topics = {} } = {}) {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), "busbar-js-"));
   const configFile = path.join(directory, "Config.json");
   fs.writeFileSync(configFile, JSON.stringify(emulatorConfig(queues, topics), null, 2));
+  // tests/js_sdk.rs makes one certificate for the suite, whose CA Node trusts from its start
+  // (NODE_EXTRA_CA_CERTS); without it, the broker's own development CA.
+  const tlsDir = process.env.BUSBAR_TLS_DIR;
+  const tlsFiles = tlsDir
+    ? ["--tls-cert", path.join(tlsDir, "server.crt"), "--tls-key", path.join(tlsDir, "server.key")]
+    : [];
   const child = spawn(
     binary,
     ["--config", configFile, "--data-dir", path.join(directory, "data"), "--listen", "127.0.0.1:0",
-     "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"],
+     "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", ...tlsFiles],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  const { address, adminAddress } = await listeningAddresses(child);
+  const { address, amqpsAddress, adminAddress } = await listeningAddresses(child);
   const adminPort = Number(adminAddress.split(":").pop());
+  const amqpsPort = Number(amqpsAddress.split(":").pop());
   const connectionStringFor = (endpoint) =>
     `Endpoint=sb://${endpoint};SharedAccessKeyName=RootManageSharedAccessKey;` +
     "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
@@ -72,13 +79,14 @@ async function startBroker({ queues = {}, topics = {} } = {}) {
     connectionString: connectionStringFor(address),
     adminConnectionString: connectionStringFor(`localhost:${adminPort}`),
     adminPort,
-    // The development CA the broker made for its admin port's https (under its data directory).
-    adminCaFile: path.join(directory, "data", "tls", "ca.crt"),
+    amqpsPort,
+    // The CA of the broker's TLS certificate: the suite's, or the one it made in its data dir.
+    adminCaFile: tlsDir ? path.join(tlsDir, "ca.crt") : path.join(directory, "data", "tls", "ca.crt"),
     stop: () => stopBroker(child, directory),
   };
 }
 
-/** The AMQP and admin addresses from the `listening on` and `admin listening on` lines. */
+/** The AMQP, AMQPS and admin addresses from the `listening on` lines. */
 function listeningAddresses(child) {
   return new Promise((resolve, reject) => {
     const lines = readline.createInterface({ input: child.stdout });
@@ -90,10 +98,12 @@ function listeningAddresses(child) {
     const found = {};
     lines.on("line", (line) => {
       const amqp = /^listening on (\S+)/.exec(line);
+      const amqps = /^amqps listening on (\S+)/.exec(line);
       const admin = /^admin listening on (\S+)/.exec(line);
       if (amqp) found.address = amqp[1];
+      if (amqps) found.amqpsAddress = amqps[1];
       if (admin) found.adminAddress = admin[1];
-      if (found.address && found.adminAddress) {
+      if (found.address && found.amqpsAddress && found.adminAddress) {
         clearTimeout(timer);
         resolve(found);
       }

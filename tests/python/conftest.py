@@ -77,6 +77,9 @@ QUEUES = {
     # Session queues (test_sessions.py).
     "q-clock-ttl": {"DefaultMessageTimeToLive": "PT1H", "DeadLetteringOnMessageExpiration": True},
     "q-clock-schedule": {},
+    "q-amqps": {},
+    "q-websocket": {},
+    "q-one-port": {},
     "q-clock-lock": {"LockDuration": "PT1M", "MaxDeliveryCount": 10},
     "q-clock-session": {"RequiresSession": True, "LockDuration": "PT1M"},
     "q-fault-busy": {},
@@ -233,8 +236,9 @@ def emulator_config(queues, topics=()):
 
 # The stable start-up line (`listening on 127.0.0.1:40123`), or, failing that, the connection
 # string the binary prints; either names the port actually bound.
-_LISTENING = re.compile(r"listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
+_LISTENING = re.compile(r"^listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
 _CONNECTION_STRING = re.compile(r"Endpoint=sb://[^;:/]+:(\d+)")
+_AMQPS_LISTENING = re.compile(r"^amqps listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
 _ADMIN_LISTENING = re.compile(r"admin listening on \[?[0-9a-fA-F.:]*?\]?:(\d+)")
 _ADMIN_TLS_CA = re.compile(r"^tls ca: (.+)$")
 
@@ -249,6 +253,11 @@ def _amqp_port(line):
         if found and int(found.group(1)) != 0:
             return int(found.group(1))
     return None
+
+
+def _amqps_port(line):
+    found = _AMQPS_LISTENING.search(line)
+    return int(found.group(1)) if found else None
 
 
 def _admin_port(line):
@@ -316,6 +325,7 @@ class Broker:
             target=_pump_lines, args=(self.process.stdout, self._stdout_lines), daemon=True
         ).start()
         self.port = self._await_line(_amqp_port, "a listening port")
+        self.amqps_port = self._await_line(_amqps_port, "an AMQPS listening port")
         self.admin_port = self._await_line(_admin_port, "an admin listening port")
         self.admin_ca = self._await_line(_admin_ca, "the admin port's development CA")
 

@@ -90,6 +90,8 @@ where
         };
         let _ = outgoing.send(Message::Close(Some(frame))).await;
     }
+    // Flushes the reply to a client's close (queued by tungstenite) or closes with no code.
+    let _ = outgoing.close().await;
 }
 
 /// The close code that names a WebSocket error, when the connection can still carry one.
