@@ -352,10 +352,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
 }
 
 /// An address with a port, or `none`.
-fn parse_optional_listen(
-    flag: &'static str,
-    text: &str,
-) -> Result<Option<SocketAddr>, CliError> {
+fn parse_optional_listen(flag: &'static str, text: &str) -> Result<Option<SocketAddr>, CliError> {
     if text == "none" {
         return Ok(None);
     }

@@ -20,10 +20,7 @@ pub(crate) type AmqpConnection = (BoxedIo, SocketAddr);
 
 /// The channel to the broker's AMQP driver: its capacity is how many opened connections may
 /// wait for the driver to take them (it takes them as fast as it spawns tasks).
-pub(crate) fn amqp_channel() -> (
-    mpsc::Sender<AmqpConnection>,
-    mpsc::Receiver<AmqpConnection>,
-) {
+pub(crate) fn amqp_channel() -> (mpsc::Sender<AmqpConnection>, mpsc::Receiver<AmqpConnection>) {
     mpsc::channel(64)
 }
 
@@ -34,7 +31,10 @@ pub(crate) struct BrokerDispatch {
 }
 
 impl BrokerDispatch {
-    pub(crate) fn new(amqp: mpsc::Sender<AmqpConnection>, admin: AdminServer<BrokerNamespace>) -> Self {
+    pub(crate) fn new(
+        amqp: mpsc::Sender<AmqpConnection>,
+        admin: AdminServer<BrokerNamespace>,
+    ) -> Self {
         Self { amqp, admin }
     }
 }

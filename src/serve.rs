@@ -19,8 +19,8 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::admin::{self, BrokerNamespace};
-use crate::gateway::{self, BrokerDispatch, WebSocketAmqp};
 use crate::cli::{DEFAULT_DATA_DIR, ServeOptions, StorageChoice};
+use crate::gateway::{self, BrokerDispatch, WebSocketAmqp};
 use crate::summary::connection_string;
 
 /// Why serving stopped with an error.
@@ -87,7 +87,11 @@ async fn run<S: Storage + 'static>(
         let gateway = Gateway::new(dispatch, Some(tls), Limits::default());
         for listener in listeners {
             let stopping = Stopping::new(gateway_stopping.clone());
-            listener_tasks.spawn(busbar_gateway::serve(listener, Arc::clone(&gateway), stopping));
+            listener_tasks.spawn(busbar_gateway::serve(
+                listener,
+                Arc::clone(&gateway),
+                stopping,
+            ));
         }
     };
     let stop = async move {

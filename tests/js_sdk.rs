@@ -40,7 +40,10 @@ fn javascript_sdk_suite_passes_against_the_binary() {
         .current_dir(root)
         .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))
         .env("NODE_PATH", &modules)
-        .env("BUSBAR_TLS_DIR", tls.ca_cert.parent().unwrap_or(Path::new(".")))
+        .env(
+            "BUSBAR_TLS_DIR",
+            tls.ca_cert.parent().unwrap_or(Path::new(".")),
+        )
         .env("NODE_EXTRA_CA_CERTS", &tls.ca_cert)
         .env("RUST_LOG", "warn")
         .spawn()
@@ -56,8 +59,12 @@ fn javascript_sdk_suite_passes_against_the_binary() {
 fn certificates() -> DevelopmentCa {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("js-tls-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
-    DevelopmentCa::load_or_create(&dir)
-        .unwrap_or_else(|error| panic!("cannot create a development CA in {}: {error}", dir.display()))
+    DevelopmentCa::load_or_create(&dir).unwrap_or_else(|error| {
+        panic!(
+            "cannot create a development CA in {}: {error}",
+            dir.display()
+        )
+    })
 }
 
 /// The `node_modules` directory holding the pinned packages, installing them if needed.

@@ -42,8 +42,7 @@ pub trait Dispatch: Send + Sync + 'static {
 
     /// Serves an HTTP connection to its end; `stopping` resolves when the server shuts down,
     /// and the connection should then finish the request in flight and close.
-    fn http(&self, connection: Connection, stopping: Stopping)
-    -> impl Future<Output = ()> + Send;
+    fn http(&self, connection: Connection, stopping: Stopping) -> impl Future<Output = ()> + Send;
 }
 
 /// The bounds of a listener.
@@ -154,7 +153,14 @@ impl<D: Dispatch> Gateway<D> {
         let protocol = classify(first[0]);
         if protocol != Protocol::Tls {
             let stream: BoxedIo = Box::new(stream);
-            return Some((protocol, Connection { stream, peer, secure: false }));
+            return Some((
+                protocol,
+                Connection {
+                    stream,
+                    peer,
+                    secure: false,
+                },
+            ));
         }
         let Some(tls) = &self.tls else {
             debug!(%peer, "a TLS client on a gateway without a certificate; closed");
@@ -178,7 +184,14 @@ impl<D: Dispatch> Gateway<D> {
             return None;
         }
         let stream: BoxedIo = Box::new(Rewind::new(Bytes::copy_from_slice(&first), stream));
-        Some((protocol, Connection { stream, peer, secure: true }))
+        Some((
+            protocol,
+            Connection {
+                stream,
+                peer,
+                secure: true,
+            },
+        ))
     }
 }
 
@@ -186,7 +199,11 @@ impl<D: Dispatch> Gateway<D> {
 /// HTTP connections [`Limits::shutdown_grace`] to finish the request in flight, and returns.
 /// AMQP connections are the dispatch's from hand-over on. Accept errors are logged and
 /// accepting goes on.
-pub async fn serve<D: Dispatch>(listener: TcpListener, gateway: Arc<Gateway<D>>, stopping: Stopping) {
+pub async fn serve<D: Dispatch>(
+    listener: TcpListener,
+    gateway: Arc<Gateway<D>>,
+    stopping: Stopping,
+) {
     let mut connections = JoinSet::new();
     loop {
         while connections.try_join_next().is_some() {}
@@ -212,7 +229,10 @@ pub async fn serve<D: Dispatch>(listener: TcpListener, gateway: Arc<Gateway<D>>,
     })
     .await;
     if drained.is_err() {
-        warn!(open = connections.len(), "connections still open after the shutdown grace period; closing them");
+        warn!(
+            open = connections.len(),
+            "connections still open after the shutdown grace period; closing them"
+        );
         connections.shutdown().await;
     }
 }

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::upgrade::Upgrades;
 use crate::atom::{MAX_DOCUMENT_BYTES, Timestamp};
 use crate::auth::Authorization;
-use super::upgrade::Upgrades;
 
 /// The server's settings. [`ServerConfig::new`] fills in the defaults.
 #[derive(Debug, Clone)]

@@ -38,6 +38,10 @@ impl Upgrades {
 
 impl std::fmt::Debug for Upgrades {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Upgrades(set)" } else { "Upgrades(none)" })
+        f.write_str(if self.0.is_some() {
+            "Upgrades(set)"
+        } else {
+            "Upgrades(none)"
+        })
     }
 }

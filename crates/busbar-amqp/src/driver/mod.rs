@@ -5,8 +5,8 @@
 //! chunk, the command channel has a fixed capacity, and outgoing bytes are written (and awaited)
 //! before more input is read, so a peer that does not read stops being read from.
 
-mod clock;
 mod acceptor;
+mod clock;
 mod handshakes;
 mod serve;
 

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::handshakes::Handshakes;
 use super::acceptor::Acceptor;
+use super::handshakes::Handshakes;
 use super::{ConnectionHandler, DriverConfig, ShutdownSignal, drive};
 
 /// Accepts connections from `acceptor` (a [`TcpListener`](tokio::net::TcpListener), or a

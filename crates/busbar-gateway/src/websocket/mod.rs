@@ -54,14 +54,27 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     if request.method() != Method::GET {
-        return refusal(StatusCode::METHOD_NOT_ALLOWED, "the WebSocket endpoint takes GET");
+        return refusal(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "the WebSocket endpoint takes GET",
+        );
     }
     let headers = request.headers();
     if !has_token(headers, &UPGRADE, "websocket") || !has_token(headers, &CONNECTION, "upgrade") {
-        return refusal(StatusCode::BAD_REQUEST, "a WebSocket upgrade request is expected");
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "a WebSocket upgrade request is expected",
+        );
     }
-    if headers.get(SEC_WEBSOCKET_VERSION).map(HeaderValue::as_bytes) != Some(b"13") {
-        let mut response = refusal(StatusCode::UPGRADE_REQUIRED, "WebSocket version 13 is required");
+    if headers
+        .get(SEC_WEBSOCKET_VERSION)
+        .map(HeaderValue::as_bytes)
+        != Some(b"13")
+    {
+        let mut response = refusal(
+            StatusCode::UPGRADE_REQUIRED,
+            "WebSocket version 13 is required",
+        );
         response
             .headers_mut()
             .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
@@ -81,7 +94,10 @@ where
     let answer = response.headers_mut();
     answer.insert(UPGRADE, HeaderValue::from_static("websocket"));
     answer.insert(CONNECTION, HeaderValue::from_static("Upgrade"));
-    answer.insert(SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static(subprotocol));
+    answer.insert(
+        SEC_WEBSOCKET_PROTOCOL,
+        HeaderValue::from_static(subprotocol),
+    );
     if let Ok(accept) = HeaderValue::from_str(&accept) {
         answer.insert(SEC_WEBSOCKET_ACCEPT, accept);
     }
@@ -126,8 +142,14 @@ mod tests {
 
     #[test]
     fn service_bus_subprotocol_is_preferred_and_others_refused() {
-        assert_eq!(chosen_subprotocol(&offering("amqp, AMQPWSB10")), Some("AMQPWSB10"));
-        assert_eq!(chosen_subprotocol(&offering("amqpwsb10")), Some("AMQPWSB10"));
+        assert_eq!(
+            chosen_subprotocol(&offering("amqp, AMQPWSB10")),
+            Some("AMQPWSB10")
+        );
+        assert_eq!(
+            chosen_subprotocol(&offering("amqpwsb10")),
+            Some("AMQPWSB10")
+        );
         assert_eq!(chosen_subprotocol(&offering("amqp")), Some("amqp"));
         assert_eq!(chosen_subprotocol(&offering("mqtt")), None);
         assert_eq!(chosen_subprotocol(&HeaderMap::new()), None);
