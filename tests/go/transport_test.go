@@ -14,6 +14,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -44,8 +45,8 @@ func trustingCA(t *testing.T) *tls.Config {
 }
 
 // webSocketDialer is a ClientOptions.NewWebSocketConn opening AMQP over WebSockets (subprotocol
-// AMQPWSB10) with TLS trusting the broker's CA. With port set, it dials the SDK's URL at that
-// port; the URLs the SDK asked for are sent to requested.
+// AMQPWSB10) with TLS trusting the broker's CA, to the SDK's URL at the broker's port; the first
+// URL the SDK asked for is sent to requested (if not nil).
 func webSocketDialer(t *testing.T, port string, requested chan<- string) func(context.Context, azservicebus.NewWebSocketConnArgs) (net.Conn, error) {
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: trustingCA(t)}}
 	return func(ctx context.Context, args azservicebus.NewWebSocketConnArgs) (net.Conn, error) {
@@ -57,9 +58,7 @@ func webSocketDialer(t *testing.T, port string, requested chan<- string) func(co
 		if err != nil {
 			return nil, err
 		}
-		if port != "" {
-			target.Host = net.JoinHostPort(target.Hostname(), port)
-		}
+		target.Host = net.JoinHostPort(target.Hostname(), port)
 		conn, response, err := websocket.Dial(ctx, target.String(), &websocket.DialOptions{
 			HTTPClient:   client,
 			Subprotocols: []string{"AMQPWSB10"},
@@ -69,7 +68,7 @@ func webSocketDialer(t *testing.T, port string, requested chan<- string) func(co
 		}
 		if got := response.Header.Get("Sec-WebSocket-Protocol"); got != "AMQPWSB10" {
 			_ = conn.CloseNow()
-			t.Errorf("the broker chose the WebSocket subprotocol %q, want AMQPWSB10", got)
+			return nil, fmt.Errorf("the broker chose the WebSocket subprotocol %q, want AMQPWSB10", got)
 		}
 		// The connection outlives the dial's context.
 		return websocket.NetConn(context.Background(), conn, websocket.MessageBinary), nil
@@ -158,7 +157,7 @@ func TestTransportOnePort(t *testing.T) {
 			sendReceiveComplete(t, amqps, queue)
 
 			webSockets := newTransportClient(t, productionConnectionString, azservicebus.ClientOptions{
-				NewWebSocketConn: webSocketDialer(t, port.number, make(chan string, 1)),
+				NewWebSocketConn: webSocketDialer(t, port.number, nil),
 			})
 			sendReceiveComplete(t, webSockets, queue)
 
