@@ -4,7 +4,8 @@
 // This file starts one broker for the whole package (TestMain): a fresh temporary data
 // directory, a Config.json in the Service Bus emulator's format declaring the entities of
 // entities_test.go, `--listen`, `--tls-listen` and `--admin-listen` on 127.0.0.1:0; the ports come
-// from the broker's `listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines. After the
+// from the broker's `listening on ADDR:PORT`, `amqps listening on ADDR:PORT` and
+// `admin listening on ADDR:PORT` lines, its development CA from the `tls ca: PATH` line. After the
 // tests it sends SIGTERM and fails the run unless busbar exits with status 0.
 package sdk
 
@@ -33,9 +34,18 @@ const (
 // administration client.
 var connectionString, adminConnectionString string
 
+// amqpPort, amqpsPort and adminPort are the broker's AMQP, AMQPS and admin ports (each serves
+// every protocol); caFile is the development CA (PEM) that signed the broker's certificate for
+// localhost.
+var amqpPort, amqpsPort, adminPort, caFile string
+
+// Anchored: `listening on` is also the end of the `amqps listening on` and `admin listening on`
+// lines.
 var (
 	listening      = regexp.MustCompile(`^listening on \S*:(\d+)`)
+	amqpsListening = regexp.MustCompile(`^amqps listening on \S*:(\d+)`)
 	adminListening = regexp.MustCompile(`^admin listening on \S*:(\d+)`)
+	tlsCA          = regexp.MustCompile(`^tls ca: (.+)$`)
 )
 
 func TestMain(m *testing.M) {
@@ -55,9 +65,10 @@ func runWithBroker(m *testing.M) int {
 	}
 	connectionString = connectionStringFor(broker.port)
 	adminConnectionString = connectionStringFor(broker.adminPort)
-	// Trust the development CA the broker made for https on its admin port, as a user would
-	// (Go reads it when the first TLS connection needs the system roots).
-	if err := os.Setenv("SSL_CERT_FILE", filepath.Join(broker.dir, "data", "tls", "ca.crt")); err != nil {
+	amqpPort, amqpsPort, adminPort, caFile = broker.port, broker.amqpsPort, broker.adminPort, broker.caFile
+	// Trust the development CA the broker made for TLS on its ports, as a user would (Go reads
+	// it when the first TLS connection needs the system roots).
+	if err := os.Setenv("SSL_CERT_FILE", broker.caFile); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -73,7 +84,9 @@ type broker struct {
 	cmd       *exec.Cmd
 	dir       string
 	port      string
+	amqpsPort string
 	adminPort string
+	caFile    string
 	exited    chan error
 }
 
@@ -95,7 +108,7 @@ func startBroker() (*broker, error) {
 }
 
 // startBrokerIn writes Config.json into dir, starts binary with its data under dir, and reads
-// the bound ports from its stdout.
+// the bound ports and the CA's path from its stdout.
 func startBrokerIn(dir, binary string) (*broker, error) {
 	config := filepath.Join(dir, "Config.json")
 	document, err := json.MarshalIndent(emulatorConfig(), "", "  ")
@@ -119,21 +132,24 @@ func startBrokerIn(dir, binary string) (*broker, error) {
 		return nil, fmt.Errorf("cannot start %s: %w", binary, err)
 	}
 	b := &broker{cmd: cmd, dir: dir, exited: make(chan error, 1)}
-	ports := make(chan [2]string, 1)
+	ports := make(chan [4]string, 1)
 	go func() {
 		// Reads stdout to its end so that the broker never blocks on a full pipe.
-		var amqp, admin string
+		var amqp, amqps, admin, ca string
+		note := func(pattern *regexp.Regexp, line string, value *string) {
+			if found := pattern.FindStringSubmatch(line); found != nil {
+				*value = found[1]
+			}
+		}
 		lines := bufio.NewScanner(stdout)
 		for lines.Scan() {
-			if found := listening.FindStringSubmatch(lines.Text()); found != nil {
-				amqp = found[1]
-			}
-			if found := adminListening.FindStringSubmatch(lines.Text()); found != nil {
-				admin = found[1]
-			}
-			if amqp != "" && admin != "" {
+			note(listening, lines.Text(), &amqp)
+			note(amqpsListening, lines.Text(), &amqps)
+			note(adminListening, lines.Text(), &admin)
+			note(tlsCA, lines.Text(), &ca)
+			if amqp != "" && amqps != "" && admin != "" && ca != "" {
 				select {
-				case ports <- [2]string{amqp, admin}:
+				case ports <- [4]string{amqp, amqps, admin, ca}:
 				default:
 				}
 			}
@@ -142,13 +158,14 @@ func startBrokerIn(dir, binary string) (*broker, error) {
 	}()
 	select {
 	case found := <-ports:
-		b.port, b.adminPort = found[0], found[1]
+		b.port, b.amqpsPort, b.adminPort, b.caFile = found[0], found[1], found[2], found[3]
 		return b, nil
 	case err := <-b.exited:
 		return nil, fmt.Errorf("busbar exited before listening: %v", err)
 	case <-time.After(startTimeout):
 		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("busbar did not print \"listening on\" and \"admin listening on\" within %v",
+		return nil, fmt.Errorf("busbar did not print \"listening on\", \"amqps listening on\", "+
+			"\"admin listening on\" and \"tls ca:\" within %v",
 			startTimeout)
 	}
 }

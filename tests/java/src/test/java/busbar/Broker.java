@@ -1,7 +1,8 @@
 // One run of the real `busbar` binary (named by $BUSBAR_BIN) for a test class: a fresh temporary
 // data directory, the suite's Config.json (src/test/resources, the emulator's format),
 // `--listen`, `--tls-listen` and `--admin-listen` on 127.0.0.1:0; the ports come from the broker's
-// `listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines on stdout.
+// `listening on ADDR:PORT`, `amqps listening on ADDR:PORT` and `admin listening on ADDR:PORT` lines
+// on stdout, its development CA from the `tls ca: PATH` line.
 // stop() sends SIGTERM and requires exit status 0. The broker's log (stderr) goes to a file whose
 // tail BrokerTest prints when a test fails.
 package busbar;
@@ -25,22 +26,33 @@ import java.util.stream.Stream;
 final class Broker {
     private static final long START_TIMEOUT_SECS = 30;
     private static final long STOP_TIMEOUT_SECS = 20;
+    // Anchored: `listening on` is also the end of the `amqps listening on` and `admin listening on`
+    // lines.
     private static final Pattern LISTENING = Pattern.compile("^listening on \\S*:(\\d+)");
+    private static final Pattern AMQPS_LISTENING = Pattern.compile("^amqps listening on \\S*:(\\d+)");
     private static final Pattern ADMIN_LISTENING = Pattern.compile("^admin listening on \\S*:(\\d+)");
+    private static final Pattern TLS_CA = Pattern.compile("^tls ca: (.+)$");
 
     private final Process process;
     private final Path workDir;
     private final Path log;
     final int port;
+    /** The AMQPS port (like every port, it serves every protocol). */
+    final int amqpsPort;
     /** The administration API's port. */
     final int adminPort;
+    /** The development CA (PEM) that signed the broker's certificate for localhost. */
+    final Path caFile;
 
-    private Broker(Process process, Path workDir, Path log, int port, int adminPort) {
+    private Broker(Process process, Path workDir, Path log, int port, int amqpsPort, int adminPort,
+            Path caFile) {
         this.process = process;
         this.workDir = workDir;
         this.log = log;
         this.port = port;
+        this.amqpsPort = amqpsPort;
         this.adminPort = adminPort;
+        this.caFile = caFile;
     }
 
     static Broker start() throws IOException, InterruptedException {
@@ -65,13 +77,17 @@ final class Broker {
         process.getOutputStream().close();
 
         CompletableFuture<Integer> port = new CompletableFuture<>();
+        CompletableFuture<Integer> amqpsPort = new CompletableFuture<>();
         CompletableFuture<Integer> adminPort = new CompletableFuture<>();
-        Thread reader = new Thread(() -> pump(process, port, adminPort), "busbar-stdout");
+        CompletableFuture<Path> caFile = new CompletableFuture<>();
+        Thread reader = new Thread(() -> pump(process, port, amqpsPort, adminPort, caFile), "busbar-stdout");
         reader.setDaemon(true);
         reader.start();
         try {
             return new Broker(process, workDir, log, port.get(START_TIMEOUT_SECS, TimeUnit.SECONDS),
-                adminPort.get(START_TIMEOUT_SECS, TimeUnit.SECONDS));
+                amqpsPort.get(START_TIMEOUT_SECS, TimeUnit.SECONDS),
+                adminPort.get(START_TIMEOUT_SECS, TimeUnit.SECONDS),
+                caFile.get(START_TIMEOUT_SECS, TimeUnit.SECONDS));
         } catch (Exception error) {
             process.destroyForcibly().waitFor();
             throw new IllegalStateException("busbar did not report a listening port: " + error
@@ -79,21 +95,32 @@ final class Broker {
         }
     }
 
-    // Reads stdout to its end (so the broker never blocks on a full pipe), noting the ports.
+    // Reads stdout to its end (so the broker never blocks on a full pipe), noting the ports and the
+    // CA's path.
     private static void pump(Process process, CompletableFuture<Integer> port,
-            CompletableFuture<Integer> adminPort) {
+            CompletableFuture<Integer> amqpsPort, CompletableFuture<Integer> adminPort,
+            CompletableFuture<Path> caFile) {
         try (BufferedReader lines = new BufferedReader(
                 new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = lines.readLine()) != null; ) {
                 notePort(LISTENING.matcher(line), port);
+                notePort(AMQPS_LISTENING.matcher(line), amqpsPort);
                 notePort(ADMIN_LISTENING.matcher(line), adminPort);
+                Matcher ca = TLS_CA.matcher(line);
+                if (!caFile.isDone() && ca.find()) {
+                    caFile.complete(Path.of(ca.group(1)));
+                }
             }
         } catch (IOException error) {
             port.completeExceptionally(error);
+            amqpsPort.completeExceptionally(error);
             adminPort.completeExceptionally(error);
+            caFile.completeExceptionally(error);
         }
         port.completeExceptionally(new IOException("busbar closed stdout before listening"));
+        amqpsPort.completeExceptionally(new IOException("busbar closed stdout before amqps listening"));
         adminPort.completeExceptionally(new IOException("busbar closed stdout before admin listening"));
+        caFile.completeExceptionally(new IOException("busbar closed stdout before naming its tls ca"));
     }
 
     private static void notePort(Matcher found, CompletableFuture<Integer> port) {
