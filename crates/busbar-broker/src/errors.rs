@@ -48,6 +48,12 @@ pub mod condition {
     pub const INTERNAL_ERROR: &str = "amqp:internal-error";
     /// The broker closes the connection (shutdown); clients reconnect.
     pub const CONNECTION_FORCED: &str = "amqp:connection:forced";
+    /// A discharge names a transaction the coordinator does not know (§4.5.6).
+    pub const TRANSACTION_UNKNOWN_ID: &str = "amqp:transaction:unknown-id";
+    /// The transaction could not commit and was rolled back (§4.5.6).
+    pub const TRANSACTION_ROLLBACK: &str = "amqp:transaction:rollback";
+    /// The transaction ran past its time-out and was rolled back (§4.5.6).
+    pub const TRANSACTION_TIMEOUT: &str = "amqp:transaction:timeout";
 }
 
 /// The `statusCode` of a `$management` response (an AMQP `int` on the wire).
@@ -200,6 +206,19 @@ pub enum BrokerError {
         /// The operation's name, e.g. `com.microsoft:batch-delete-messages`.
         operation: String,
     },
+    /// A discharge or a transactional operation names a transaction that is not open.
+    #[error("The transaction does not exist or has already ended.")]
+    TransactionUnknown,
+    /// The transaction could not commit (a lock was lost, a send refused): nothing of it
+    /// happened.
+    #[error("The transaction was rolled back: {reason}")]
+    TransactionRolledBack {
+        /// Why it could not commit.
+        reason: String,
+    },
+    /// The transaction was open longer than Service Bus allows (2 minutes) and rolled back.
+    #[error("The transaction timed out and was rolled back.")]
+    TransactionTimedOut,
     /// A broker fault.
     #[error("Internal error: {0}")]
     Internal(String),
@@ -263,6 +282,9 @@ impl BrokerError {
             }
             Self::NotAllowed(_) => (c::NOT_ALLOWED, StatusCode::BAD_REQUEST),
             Self::NotImplemented { .. } => (c::NOT_IMPLEMENTED, StatusCode::NOT_IMPLEMENTED),
+            Self::TransactionUnknown => (c::TRANSACTION_UNKNOWN_ID, StatusCode::NOT_FOUND),
+            Self::TransactionRolledBack { .. } => (c::TRANSACTION_ROLLBACK, StatusCode::CONFLICT),
+            Self::TransactionTimedOut => (c::TRANSACTION_TIMEOUT, StatusCode::REQUEST_TIMEOUT),
             Self::Internal(_) => (c::INTERNAL_ERROR, StatusCode::INTERNAL_SERVER_ERROR),
             Self::ShuttingDown => (c::CONNECTION_FORCED, StatusCode::SERVICE_UNAVAILABLE),
         };

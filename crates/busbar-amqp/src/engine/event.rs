@@ -89,6 +89,8 @@ pub struct IncomingTransfer {
     pub settled: bool,
     /// The per-delivery receiver settle mode, when the sender set one.
     pub rcv_settle_mode: Option<ReceiverSettleMode>,
+    /// The sender's delivery state (`transactional-state` for a send inside a transaction).
+    pub state: Option<DeliveryState>,
     /// Whether it arrived without credit (tolerated up to a bound).
     pub beyond_credit: bool,
     /// The message's size when it passed the connection's hard cap on message size: its bytes

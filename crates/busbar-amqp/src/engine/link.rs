@@ -4,7 +4,9 @@
 use bytes::{Bytes, BytesMut};
 
 use super::flow::{ReceiverFlow, SenderFlow};
-use crate::performatives::{MessageFormat, ReceiverSettleMode, Role, SenderSettleMode};
+use crate::performatives::{
+    DeliveryState, MessageFormat, ReceiverSettleMode, Role, SenderSettleMode,
+};
 
 /// Link endpoint states (AMQP 1.0 §2.6.1 attaching/detaching, seen from the server).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +36,8 @@ pub(crate) struct PartialDelivery {
     pub(crate) message_format: MessageFormat,
     pub(crate) settled: bool,
     pub(crate) rcv_settle_mode: Option<ReceiverSettleMode>,
+    /// The sender's state for the delivery (a transaction's, for one).
+    pub(crate) state: Option<DeliveryState>,
     pub(crate) beyond_credit: bool,
     pub(crate) body: BytesMut,
     /// Bytes received for the delivery so far, kept or dropped.

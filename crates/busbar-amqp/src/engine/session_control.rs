@@ -10,8 +10,9 @@ use super::link::{LinkFlow, LinkState};
 use super::session::{Output, Queued, QueuedTransfer, Session};
 use super::slab::SlotKey;
 use crate::performatives::{
-    AmqpError, Attach, DeliveryNumber, DeliveryState, Detach, Disposition, Handle, MessageFormat,
-    Performative, ReceiverSettleMode, Role, SenderSettleMode, SequenceNo, Source, Target, Transfer,
+    AmqpError, Attach, DeliveryNumber, DeliveryState, Detach, Disposition, Handle, LinkTarget,
+    MessageFormat, Performative, ReceiverSettleMode, Role, SenderSettleMode, SequenceNo, Source,
+    Target, Transfer,
 };
 use crate::types::{Fields, Value};
 
@@ -23,8 +24,8 @@ const MAX_DELIVERY_TAG: usize = 32;
 pub struct AttachReply {
     /// Our source (echo the peer's; a filter may be changed, e.g. the session actually locked).
     pub source: Option<Source>,
-    /// Our target (echo the peer's).
-    pub target: Option<Target>,
+    /// Our target (echo the peer's node, or the transaction coordinator it attached to).
+    pub target: Option<LinkTarget>,
     /// Sender settle mode; `None` echoes the peer's.
     pub snd_settle_mode: Option<SenderSettleMode>,
     /// Receiver settle mode; `None` echoes the peer's.
@@ -47,10 +48,14 @@ impl AttachReply {
                 address: None,
                 ..Source::with_address(Value::Null)
             })),
-            target: Some(request.target.clone().unwrap_or_else(|| Target {
-                address: None,
-                ..Target::with_address(Value::Null)
-            })),
+            target: Some(match (&request.coordinator, &request.target) {
+                (Some(coordinator), _) => LinkTarget::Coordinator(coordinator.clone()),
+                (None, Some(target)) => LinkTarget::Node(target.clone()),
+                (None, None) => LinkTarget::Node(Target {
+                    address: None,
+                    ..Target::with_address(Value::Null)
+                }),
+            }),
             ..Self::default()
         }
     }
@@ -99,7 +104,7 @@ impl Session {
             snd_settle_mode: link.snd_settle_mode,
             rcv_settle_mode: link.rcv_settle_mode,
             source: reply.source.map(Box::new),
-            target: reply.target.map(|target| Box::new(target.into())),
+            target: reply.target.map(Box::new),
             unsettled: None,
             incomplete_unsettled: false,
             // Python detaches a receiver whose attach reply lacks it (servicebus-amqp.md §1.6).

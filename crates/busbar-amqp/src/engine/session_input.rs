@@ -228,6 +228,7 @@ impl Session {
                         message_format: transfer.message_format.unwrap_or(MessageFormat::AMQP),
                         settled: false,
                         rcv_settle_mode: transfer.rcv_settle_mode,
+                        state: None,
                         beyond_credit: !credited,
                         body: BytesMut::new(),
                         size: 0,
@@ -245,6 +246,9 @@ impl Session {
             return Ok(());
         };
         partial.settled |= transfer.settled.unwrap_or(false);
+        if transfer.state.is_some() {
+            partial.state = transfer.state.clone();
+        }
         if transfer.aborted {
             self.take_partial(key);
             return Ok(());
@@ -296,6 +300,7 @@ impl Session {
             message_format: partial.message_format,
             settled: partial.settled,
             rcv_settle_mode: partial.rcv_settle_mode,
+            state: partial.state,
             beyond_credit: partial.beyond_credit,
             oversize: partial.oversize.then_some(partial.size),
         }));

@@ -4,6 +4,7 @@
 use bytes::BufMut;
 
 use super::AmqpError;
+use super::transaction::{Declared, TransactionalState};
 use crate::error::DecodeError;
 use crate::types::{
     Annotations, Composite, Described, Field, Value, composite, described_size, encode_described,
@@ -50,8 +51,8 @@ composite! {
     }
 }
 
-/// The state of a delivery: a terminal outcome, `received`, or a state this codec does not model
-/// (such as the transactional states), kept as its described value.
+/// The state of a delivery: a terminal outcome, `received`, a transaction's states, or a state
+/// this codec does not model, kept as its described value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeliveryState {
     /// §3.4.1.
@@ -64,6 +65,10 @@ pub enum DeliveryState {
     Released(Released),
     /// §3.4.5.
     Modified(Modified),
+    /// §4.5.4: a coordinator's answer to a declare.
+    Declared(Declared),
+    /// §4.5.5: work inside a transaction.
+    Transactional(Box<TransactionalState>),
     /// Any other described state, undecoded.
     Other(Box<Described>),
 }
@@ -87,6 +92,12 @@ impl Field for DeliveryState {
             Self::Released(Released::from_fields(fields_of(*described)?)?)
         } else if is(Modified::CODE, Modified::NAME) {
             Self::Modified(Modified::from_fields(fields_of(*described)?)?)
+        } else if is(Declared::CODE, Declared::NAME) {
+            Self::Declared(Declared::from_fields(fields_of(*described)?)?)
+        } else if is(TransactionalState::CODE, TransactionalState::NAME) {
+            Self::Transactional(Box::new(TransactionalState::from_fields(fields_of(
+                *described,
+            )?)?))
         } else {
             Self::Other(described)
         })
@@ -99,6 +110,8 @@ impl Field for DeliveryState {
             Self::Rejected(v) => v.encoded_size(),
             Self::Released(v) => v.encoded_size(),
             Self::Modified(v) => v.encoded_size(),
+            Self::Declared(v) => v.encoded_size(),
+            Self::Transactional(v) => v.encoded_size(),
             Self::Other(v) => described_size(v),
         }
     }
@@ -110,6 +123,8 @@ impl Field for DeliveryState {
             Self::Rejected(v) => v.encode(buf),
             Self::Released(v) => v.encode(buf),
             Self::Modified(v) => v.encode(buf),
+            Self::Declared(v) => v.encode(buf),
+            Self::Transactional(v) => v.encode(buf),
             Self::Other(v) => encode_described(v, buf),
         }
     }

@@ -7,6 +7,7 @@ mod error;
 mod link;
 mod sasl;
 mod terminus;
+mod transaction;
 
 use bytes::BufMut;
 
@@ -18,6 +19,7 @@ pub use sasl::{
     ANONYMOUS, MSSBCBS, SaslChallenge, SaslInit, SaslMechanisms, SaslOutcome, SaslResponse,
 };
 pub use terminus::{Coordinator, LinkTarget, SESSION_END, Source, Target};
+pub use transaction::{CoordinatorRequest, Declare, Declared, Discharge, TransactionalState};
 
 use crate::error::DecodeError;
 use crate::types::{Composite, Field, Value, fields_of, peek_descriptor, uint_newtype};

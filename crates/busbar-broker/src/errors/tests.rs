@@ -20,7 +20,7 @@ fn suffix(entity: &str) -> String {
 }
 
 /// How many variants `BrokerError` has.
-const VARIANTS: usize = 20;
+const VARIANTS: usize = 23;
 
 /// A number per variant. The match has no wildcard, so a new variant does not compile until it
 /// is numbered here, and then the table test fails until the table covers it too.
@@ -46,6 +46,9 @@ fn variant_number(error: &BrokerError) -> usize {
         BrokerError::RuleNotFound { .. } => 17,
         BrokerError::EntityQuotaExceeded { .. } => 18,
         BrokerError::ServerBusy => 19,
+        BrokerError::TransactionUnknown => 20,
+        BrokerError::TransactionRolledBack { .. } => 21,
+        BrokerError::TransactionTimedOut => 22,
     }
 }
 
@@ -115,6 +118,26 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             c::SERVER_BUSY,
             503,
             "The request was terminated because the entity is being throttled. Error code : 50009. Please wait 2 seconds and try again.",
+        ),
+        (
+            BrokerError::TransactionUnknown,
+            c::TRANSACTION_UNKNOWN_ID,
+            404,
+            "The transaction does not exist or has already ended.",
+        ),
+        (
+            BrokerError::TransactionRolledBack {
+                reason: "a lock was lost".into(),
+            },
+            c::TRANSACTION_ROLLBACK,
+            409,
+            "The transaction was rolled back: a lock was lost",
+        ),
+        (
+            BrokerError::TransactionTimedOut,
+            c::TRANSACTION_TIMEOUT,
+            408,
+            "The transaction timed out and was rolled back.",
         ),
         (
             BrokerError::StoreUnavailable {

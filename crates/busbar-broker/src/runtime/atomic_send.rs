@@ -26,6 +26,7 @@ pub(crate) struct HeldResolution {
 
 /// One entity's part of the send: its held copies and their insert records, tagged for the
 /// store.
+#[derive(Debug)]
 pub(crate) struct HeldPart {
     /// The held copies.
     pub(crate) sequences: Vec<SequenceNumber>,
@@ -36,7 +37,8 @@ pub(crate) struct HeldPart {
 }
 
 impl HeldPart {
-    fn resolve(self, stored: bool) {
+    /// Tells the entity its copies were stored (release them) or not (discard them).
+    pub(crate) fn resolve(self, stored: bool) {
         // A task that has ended has nothing left to release.
         let _ = self.resolutions.send(HeldResolution {
             sequences: self.sequences,

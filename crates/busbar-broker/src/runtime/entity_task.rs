@@ -14,10 +14,10 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::atomic_send::{AtomicSend, HeldPart, HeldResolution};
+use super::atomic_send::{HeldPart, HeldResolution};
 use super::clock::{self, Clock};
 use super::dead_letter_forwarding::DeadLetterForwarding;
-use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey};
+use super::mailbox::{ConnectionCommand, EntityCommand, HoldJoin, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult, SessionOperation};
 use super::metrics::EntityMetrics;
 use super::topic_schedule::TopicRelease;
@@ -30,6 +30,7 @@ mod deleted;
 mod owned;
 mod session_links;
 mod test_controls;
+mod transactions;
 
 /// Commands taken from the inbox per batch.
 const BATCH: usize = 256;
@@ -80,7 +81,7 @@ pub(crate) struct EntityTask {
     failed: Arc<watch::Sender<i64>>,
     failed_seen: watch::Receiver<i64>,
     /// Parts of sends to several entities held in this batch, reported after its commit.
-    held_parts: Vec<(AtomicSend, Result<HeldPart, BrokerError>)>,
+    held_parts: Vec<(HoldJoin, Result<HeldPart, BrokerError>)>,
     /// Its counters, shared with its registry handle.
     metrics: Arc<EntityMetrics>,
     /// What became of held copies, sent by the writer's completions.
@@ -307,6 +308,9 @@ impl EntityTask {
                     resolutions: self.resolutions.clone(),
                 });
                 self.held_parts.push((send, part));
+            }
+            EntityCommand::CommitTransaction(commit) => {
+                self.commit_transaction(commit, now, pending)
             }
             EntityCommand::Flow {
                 receiver,
@@ -594,10 +598,17 @@ impl EntityTask {
 
     /// Submits the batch's records; the pending replies run once they are durable.
     fn submit(&mut self, pending: Vec<Pending>) {
+        self.submit_with(pending, Vec::new());
+    }
+
+    /// Submits the batch's records and `extra` ones (a transaction's held copies, tagged
+    /// already) as one submission; the pending replies run once they are durable.
+    fn submit_with(&mut self, pending: Vec<Pending>, extra: Vec<Record>) {
         let id = self.id;
         // Every insert drained here has a sequence number at most this.
         let through = self.entity.core().high_water();
-        let records = self.entity.drain_records(id);
+        let mut records = self.entity.drain_records(id);
+        records.extend(extra);
         // Replies without records of their own (a duplicate send, a refused settlement) still
         // queue behind the writer: what they answer may rest on earlier records not yet durable
         // (the original of a duplicate), and once a sync has failed they must fail too.

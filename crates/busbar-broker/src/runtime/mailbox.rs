@@ -13,10 +13,13 @@ use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::oneshot;
 
-use super::atomic_send::AtomicSend;
+use busbar_store::GroupCommitHandle;
+
+use super::atomic_send::{AtomicSend, HeldPart};
 use super::dead_letter_forwarding::DeadLetterForwarding;
 use super::management::{Operation, OperationResult, SessionOperation};
 use super::request::Request;
+use super::transaction::{TransactionCommit, TransactionHold, TxnId};
 use crate::errors::BrokerError;
 
 /// Called once with the outcome of an entity operation (after durability when it changed
@@ -26,6 +29,24 @@ pub(crate) type Reply = Box<dyn FnOnce(Result<OperationResult, BrokerError>) + S
 /// Where an entity task sends the result of each settlement of a
 /// [`EntityCommand::SettleDeliveries`], in order.
 pub(crate) type SettlementsReply = Box<dyn FnOnce(Vec<Result<(), BrokerError>>) + Send>;
+
+/// What a held part of a send is reported to.
+pub(crate) enum HoldJoin {
+    /// A send to several entities, stored once every part is held.
+    Atomic(AtomicSend),
+    /// A send inside a transaction, stored when the transaction commits.
+    Transaction(TransactionHold),
+}
+
+impl HoldJoin {
+    /// Reports the entity's held part (or its refusal); `store` takes an atomic send's records.
+    pub(crate) fn report(self, part: Result<HeldPart, BrokerError>, store: &GroupCommitHandle) {
+        match self {
+            Self::Atomic(send) => send.report(part, store),
+            Self::Transaction(hold) => hold.report(part),
+        }
+    }
+}
 
 /// A receive link, named across tasks: its connection and its link id there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -55,14 +76,16 @@ pub(crate) enum EntityCommand {
         /// Where the results go, once durable.
         reply: SettlementsReply,
     },
-    /// Hold this entity's copies of a send to several entities and report them to the send
-    /// (see [`AtomicSend`]).
+    /// Hold this entity's copies of a send to several entities, or of a send inside a
+    /// transaction, and report them to the send (see [`AtomicSend`], [`TransactionHold`]).
     Hold {
         /// The copies for this entity.
         messages: Vec<NewMessage>,
         /// The send they belong to.
-        send: AtomicSend,
+        send: HoldJoin,
     },
+    /// Commit a transaction whose settlements concern this entity (see [`TransactionCommit`]).
+    CommitTransaction(TransactionCommit),
     /// A receive link's credit as an absolute limit: the entity delivers while the number of
     /// deliveries it made to the link stays below `limit` (AMQP delivery-count arithmetic).
     Flow {
@@ -235,6 +258,25 @@ pub(crate) enum ConnectionCommand {
     },
     /// Close the connection with this condition (test controls).
     CloseConnection(String),
+    /// An entity holds its part of a send inside a transaction (or refused it).
+    TransactionHeld {
+        /// The transaction.
+        txn: TxnId,
+        /// The send's link and transfer.
+        link: LinkId,
+        delivery_id: DeliveryId,
+        /// The held copies, or why not.
+        part: Result<HeldPart, BrokerError>,
+    },
+    /// A transaction's commit is durable (or failed): answer its discharge.
+    TransactionCommitted {
+        /// The transaction.
+        txn: TxnId,
+        /// Committed, or why not.
+        result: Result<(), BrokerError>,
+    },
+    /// A transaction reached its time-out: roll it back.
+    TransactionTimedOut(TxnId),
     /// A request/response operation finished: answer it.
     Respond {
         /// The link the request came on.

@@ -23,6 +23,7 @@ mod rules;
 mod sections;
 mod settlement;
 mod topic_schedule;
+mod transaction;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};

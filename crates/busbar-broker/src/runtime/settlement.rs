@@ -46,7 +46,10 @@ pub(crate) fn outcome_of(state: &DeliveryState) -> Option<Outcome> {
                 .and_then(|error| error.info.as_ref())
                 .map(|info| info.0.iter().map(|(k, v)| (k.as_str(), v))),
         ),
-        DeliveryState::Received(_) | DeliveryState::Other(_) => return None,
+        DeliveryState::Received(_)
+        | DeliveryState::Declared(_)
+        | DeliveryState::Transactional(_)
+        | DeliveryState::Other(_) => return None,
     })
 }
 

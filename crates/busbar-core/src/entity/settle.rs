@@ -52,14 +52,36 @@ impl Entity {
         outcome: Outcome,
         now: Timestamp,
     ) -> Result<(), CoreError> {
+        let slot = self.settleable(token, &outcome, now)?;
+        self.end_lock(slot, LockEnd::Settled(outcome), now);
+        Ok(())
+    }
+
+    /// Whether [`settle`](Entity::settle) would succeed now, changing nothing: a transaction
+    /// checks every settlement it holds before it applies any.
+    pub fn check_settle(
+        &self,
+        token: LockToken,
+        outcome: &Outcome,
+        now: Timestamp,
+    ) -> Result<(), CoreError> {
+        self.settleable(token, outcome, now).map(|_| ())
+    }
+
+    /// The lock slot a settlement would end, or why it cannot.
+    fn settleable(
+        &self,
+        token: LockToken,
+        outcome: &Outcome,
+        now: Timestamp,
+    ) -> Result<u32, CoreError> {
         let (slot, holder) = self.valid_lock(token, now)?;
         if holder.queue == SubQueue::DeadLetter && matches!(outcome, Outcome::DeadLetter { .. }) {
             return Err(CoreError::NotAllowed(
                 "a dead-lettered message cannot be dead-lettered again",
             ));
         }
-        self.end_lock(slot, LockEnd::Settled(outcome), now);
-        Ok(())
+        Ok(slot)
     }
 
     /// Extends a valid lock to `now` + lock duration and returns the new locked-until; an

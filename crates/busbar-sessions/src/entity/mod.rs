@@ -316,6 +316,26 @@ impl SessionEntity {
         Ok(())
     }
 
+    /// Whether [`settle`](Self::settle) would succeed now, changing nothing (a transaction
+    /// checks every settlement before it applies any).
+    pub fn check_settle(
+        &self,
+        owner: ReceiverId,
+        session: &SessionId,
+        token: LockToken,
+        outcome: &Outcome,
+        now: Timestamp,
+    ) -> Result<(), SessionError> {
+        if !self.held_by(owner, session)?.in_flight.contains(&token) {
+            return Err(SessionError::MessageLockLost);
+        }
+        match self.core.check_settle(token, outcome, now) {
+            Ok(()) => Ok(()),
+            Err(CoreError::LockLost) => Err(SessionError::MessageLockLost),
+            Err(other) => Err(other.into()),
+        }
+    }
+
     /// The next [`SessionEvent`] for the driver, oldest first.
     pub fn poll_event(&mut self) -> Option<SessionEvent> {
         self.events.pop_front()

@@ -48,7 +48,7 @@ impl BrokerConnection {
         };
         let credit = match &kind {
             LinkKind::Sender { .. } => Some(SEND_CREDIT),
-            LinkKind::Requests { .. } => Some(REQUEST_CREDIT),
+            LinkKind::Requests { .. } | LinkKind::Coordinator => Some(REQUEST_CREDIT),
             LinkKind::Receiver(_) | LinkKind::AcceptingSession(_) | LinkKind::Replies(_) => None,
         };
         if let Some(credit) = credit {
@@ -64,11 +64,9 @@ impl BrokerConnection {
         request: &AttachRequest,
         raw: &str,
     ) -> Result<(LinkKind, AttachReply), BrokerError> {
-        // Refused at once, so a client opening a transaction fails fast instead of waiting.
+        // Transactions are declared and discharged on a link to the coordinator.
         if request.coordinator.is_some() {
-            return Err(BrokerError::NotImplemented {
-                operation: "transactions (a link to the amqp:coordinator)".into(),
-            });
+            return Ok((LinkKind::Coordinator, AttachReply::echo(request)));
         }
         let address =
             Address::parse(raw).map_err(|error| BrokerError::Argument(error.to_string()))?;

@@ -9,6 +9,7 @@ mod rule_requests;
 mod session_attach;
 mod session_requests;
 mod settlements;
+mod transactions;
 mod transfers;
 
 pub(crate) use transfers::store_routed;
@@ -84,6 +85,8 @@ enum LinkKind {
         node_key: String,
     },
     Replies(ReplyLink),
+    /// The client declares and discharges transactions here (target `amqp:coordinator`).
+    Coordinator,
 }
 
 /// What a `$cbs` put-token granted: an entity (or the whole namespace) until a time.
@@ -110,6 +113,8 @@ pub(crate) struct BrokerConnection {
     held_dispositions: HeldDispositions,
     /// Client settlements of the current read, handed to the entities as one command per link.
     held_settlements: HeldSettlements,
+    /// The transactions declared on this connection.
+    transactions: transactions::Transactions,
 }
 
 impl BrokerConnection {
@@ -127,6 +132,7 @@ impl BrokerConnection {
             response_tags: 0,
             held_dispositions: HeldDispositions::default(),
             held_settlements: HeldSettlements::default(),
+            transactions: transactions::Transactions::default(),
         }
     }
 
@@ -170,6 +176,10 @@ impl BrokerConnection {
         let receiver = match self.links.remove(&link) {
             Some(LinkKind::Receiver(receiver)) => Some(receiver),
             Some(LinkKind::AcceptingSession(pending)) => Some(pending.receiver),
+            Some(LinkKind::Coordinator) => {
+                self.roll_back_declared_on(Some(link));
+                None
+            }
             _ => None,
         };
         if let Some(receiver) = receiver {
@@ -212,6 +222,8 @@ impl BrokerConnection {
 impl Drop for BrokerConnection {
     /// The driver drops the handler when its connection has ended.
     fn drop(&mut self) {
+        // Nothing of a transaction left open may ever appear.
+        self.roll_back_declared_on(None);
         self.shared.metrics.connection_closed();
     }
 }
@@ -255,7 +267,9 @@ impl ConnectionHandler for BrokerConnection {
     ) {
         let held = matches!(
             command,
-            ConnectionCommand::SendOutcome { .. } | ConnectionCommand::SettleEchoes { .. }
+            ConnectionCommand::SendOutcome { .. }
+                | ConnectionCommand::SettleEchoes { .. }
+                | ConnectionCommand::TransactionHeld { .. }
         );
         if !held {
             // Frames keep the order of the commands that caused them.
@@ -299,6 +313,16 @@ impl ConnectionHandler for BrokerConnection {
             ConnectionCommand::CloseConnection(condition) => {
                 connection.close(Some(injected(&condition)));
             }
+            ConnectionCommand::TransactionHeld {
+                txn,
+                link,
+                delivery_id,
+                part,
+            } => self.transaction_held(txn, (link, delivery_id), part, connection),
+            ConnectionCommand::TransactionCommitted { txn, result } => {
+                self.committed(&txn, result, connection);
+            }
+            ConnectionCommand::TransactionTimedOut(txn) => self.transaction_timed_out(txn),
             ConnectionCommand::Respond {
                 request_link,
                 request,

@@ -15,13 +15,14 @@ use bytes::Bytes;
 
 use super::attach::SEND_CREDIT;
 use super::settlements::Settlement;
+use super::transactions::transaction_of;
 use super::{BrokerConnection, LinkKind};
 use crate::address::EntityPath;
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::AtomicSend;
 use crate::runtime::entity_task::session_error;
 use crate::runtime::inbound::messages_of_transfer;
-use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, Reply, post_entity};
+use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, HoldJoin, Reply, post_entity};
 use crate::runtime::management::{Operation, OperationResult};
 use crate::runtime::outbound::{delivered_message, lock_tag};
 use crate::runtime::registry::{EntityHandle, Resolved};
@@ -36,12 +37,14 @@ impl BrokerConnection {
                 self.send(&path, transfer, connection);
             }
             Some(LinkKind::Requests { .. }) => self.request(transfer, connection),
+            Some(LinkKind::Coordinator) => self.coordinate(transfer, connection),
             _ => {}
         }
     }
 
     fn send(&mut self, path: &EntityPath, transfer: IncomingTransfer, connection: &mut Connection) {
         let (link, delivery_id, settled) = (transfer.link, transfer.delivery_id, transfer.settled);
+        let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
         if connection.link_credit(link).unwrap_or(0) < SEND_CREDIT / 2 {
             let _ = connection.set_credit(link, SEND_CREDIT);
         }
@@ -82,6 +85,11 @@ impl BrokerConnection {
                 return;
             }
         };
+        if let Some(txn) = txn {
+            let targets = registry.route(path, messages);
+            self.send_in_transaction(txn, (link, delivery_id, settled), targets);
+            return;
+        }
         let count = u64::try_from(messages.len()).unwrap_or(u64::MAX);
         let reply: Reply = Box::new(move |result: Result<OperationResult, BrokerError>| {
             if result.is_ok() {
@@ -230,6 +238,11 @@ impl BrokerConnection {
         if update.role != Role::Receiver {
             return;
         }
+        if let Some(transactional) = transaction_of(update.state.as_ref()) {
+            let transactional = transactional.clone();
+            self.disposition_in_transaction(&update, &transactional, connection);
+            return;
+        }
         let link = update.link;
         let Some(LinkKind::Receiver(receiver)) = self.links.get_mut(&link) else {
             return;
@@ -316,7 +329,7 @@ pub(crate) fn store_routed(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply:
 /// A refusal that depends only on the messages and where they go (a `RequiresSession` target
 /// and a message without a valid SessionId), found before any copy is stored: a topic send
 /// refused for it stores nothing in any subscription.
-fn refusal(targets: &[(EntityHandle, Vec<NewMessage>)]) -> Option<BrokerError> {
+pub(super) fn refusal(targets: &[(EntityHandle, Vec<NewMessage>)]) -> Option<BrokerError> {
     targets
         .iter()
         .filter(|(entity, _)| entity.requires_session)
@@ -354,7 +367,13 @@ fn store_everywhere(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply)
             let send = AtomicSend::new(targets.len(), reply);
             for (entity, messages) in targets {
                 let send = send.clone();
-                post_entity(&entity.inbox, EntityCommand::Hold { messages, send });
+                post_entity(
+                    &entity.inbox,
+                    EntityCommand::Hold {
+                        messages,
+                        send: HoldJoin::Atomic(send),
+                    },
+                );
             }
         }
     }

@@ -17,6 +17,7 @@ pub(super) fn refuse(command: EntityCommand, error: &BrokerError, store: &GroupC
             reply(vec![Err(error.clone()); settlements.len()]);
         }
         EntityCommand::Hold { send, .. } => send.report(Err(error.clone()), store),
+        EntityCommand::CommitTransaction(commit) => commit.refuse(error.clone()),
         // A link that attached just before the deletion: detach it too.
         EntityCommand::Flow {
             receiver, mailbox, ..

@@ -15,7 +15,7 @@ use super::{EntityTask, OwnedEntity};
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::AtomicSend;
 use crate::runtime::clock::Clock;
-use crate::runtime::mailbox::{ConnectionCommand, EntityCommand};
+use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, HoldJoin};
 use crate::runtime::management::{Operation, OperationResult};
 
 /// Subscriptions of one topic: an entity task each, one writer for all.
@@ -68,7 +68,7 @@ impl Topic {
         for inbox in &self.subscriptions {
             let command = EntityCommand::Hold {
                 messages: messages.clone(),
-                send: send.clone(),
+                send: HoldJoin::Atomic(send.clone()),
             };
             inbox.send(command).await.unwrap();
         }

@@ -71,6 +71,14 @@ impl OwnedEntity {
     }
 
     /// The session layer, for a `RequiresSession` entity.
+    pub(crate) fn sessions(&self) -> Option<&SessionEntity> {
+        match self {
+            OwnedEntity::Plain(_) => None,
+            OwnedEntity::Sessions(entity) => Some(entity),
+        }
+    }
+
+    /// The session layer, mutably (see [`sessions`](Self::sessions)).
     pub(crate) fn sessions_mut(&mut self) -> Option<&mut SessionEntity> {
         match self {
             OwnedEntity::Plain(_) => None,

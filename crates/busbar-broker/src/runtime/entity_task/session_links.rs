@@ -159,6 +159,28 @@ impl SessionLinks {
             .map_err(session_error)
     }
 
+    /// Whether [`settle`](Self::settle) would succeed now, changing nothing (not even spending
+    /// the token).
+    pub(super) fn check_settle(
+        &self,
+        entity: &OwnedEntity,
+        token: LockToken,
+        outcome: &Outcome,
+        now: Timestamp,
+    ) -> Result<(), BrokerError> {
+        let owner = *self
+            .tokens
+            .get(&token)
+            .ok_or(BrokerError::MessageLockLost)?;
+        let sessions = entity.sessions().ok_or(BrokerError::MessageLockLost)?;
+        let session = sessions
+            .session_of(owner)
+            .ok_or(BrokerError::SessionLockLost)?;
+        sessions
+            .check_settle(owner, session, token, outcome, now)
+            .map_err(session_error)
+    }
+
     /// Runs a `$management` session operation for the link `key` (the lock holder).
     pub(super) fn execute(
         &mut self,

@@ -1,0 +1,75 @@
+//! A transaction's commit in the entity its settlements concern: every lock is checked before
+//! any settlement is applied, so a transaction whose lock was lost changes nothing; then the
+//! settlements' records and every held copy of the transaction's sends go to the store as one
+//! submission, and the copies are released (and the commit answered) once it is durable.
+
+use busbar_core::{Outcome, Timestamp};
+
+use super::{EntityTask, Pending, core_error};
+use crate::errors::BrokerError;
+use crate::runtime::transaction::TransactionCommit;
+
+impl EntityTask {
+    pub(super) fn commit_transaction(
+        &mut self,
+        commit: TransactionCommit,
+        now: Timestamp,
+        pending: &mut Vec<Pending>,
+    ) {
+        let checked = commit.settlements.iter().try_for_each(|(token, outcome)| {
+            if self.faults.lose_settlement() {
+                return Err(BrokerError::MessageLockLost);
+            }
+            self.check_settle(*token, outcome, now)
+        });
+        if let Err(error) = checked {
+            if matches!(error, BrokerError::MessageLockLost) {
+                self.metrics.lock_lost_answer();
+            }
+            commit.refuse(error);
+            return;
+        }
+        // What this batch did before goes to the store first, in its own submission.
+        self.submit(std::mem::take(pending));
+        let TransactionCommit {
+            settlements,
+            mut parts,
+            done,
+        } = commit;
+        for (token, outcome) in settlements {
+            // Checked above, in this same turn: it cannot fail now.
+            if let Err(error) = self.settle(token, outcome, now) {
+                tracing::warn!(%error, "a checked transactional settlement failed");
+            }
+        }
+        let records = parts
+            .iter_mut()
+            .flat_map(|part| std::mem::take(&mut part.records))
+            .collect();
+        let stored: Pending = Box::new(move |durable| {
+            for part in parts {
+                part.resolve(durable.is_ok());
+            }
+            done(durable);
+        });
+        self.submit_with(vec![stored], records);
+    }
+
+    /// Whether a settlement would succeed now, changing nothing.
+    fn check_settle(
+        &self,
+        token: busbar_core::LockToken,
+        outcome: &Outcome,
+        now: Timestamp,
+    ) -> Result<(), BrokerError> {
+        if self.session_links.holds(&token) {
+            self.session_links
+                .check_settle(&self.entity, token, outcome, now)
+        } else {
+            self.entity
+                .core()
+                .check_settle(token, outcome, now)
+                .map_err(core_error)
+        }
+    }
+}
