@@ -110,8 +110,14 @@ impl BrokerConnection {
                     reply,
                 ))
             }
-            (Role::Sender, Address::Entity(node)) => {
-                self.check_access(&node)?;
+            (Role::Sender, Address::Entity(via)) => {
+                self.check_access(&via)?;
+                // Send-via (cross-entity transactions): the link is attached to the entity the
+                // transaction goes through, and names the real destination in a property.
+                let node = match transfer_destination(request)? {
+                    Some(destination) => destination,
+                    None => via,
+                };
                 if node.sub_queue != AddressSubQueue::Active {
                     return Err(BrokerError::NotAllowed(
                         "messages cannot be sent to a dead-letter queue".into(),
@@ -246,4 +252,29 @@ fn check_session_kind(entity: &EntityHandle, request: &AttachRequest) -> Result<
         )));
     }
     Ok(())
+}
+
+/// The link property naming a send-via link's destination.
+const TRANSFER_DESTINATION: &str = "com.microsoft:transfer-destination-address";
+
+/// The destination of a send-via link, when the client names one.
+fn transfer_destination(request: &AttachRequest) -> Result<Option<EntityNode>, BrokerError> {
+    let Some(value) = request
+        .properties
+        .as_ref()
+        .and_then(|properties| properties.get(TRANSFER_DESTINATION))
+    else {
+        return Ok(None);
+    };
+    let text = match value {
+        busbar_amqp::types::Value::String(text) => text.as_str(),
+        busbar_amqp::types::Value::Symbol(symbol) => symbol.as_str(),
+        _ => return Ok(None),
+    };
+    match Address::parse(text).map_err(|error| BrokerError::Argument(error.to_string()))? {
+        Address::Entity(node) => Ok(Some(node)),
+        _ => Err(BrokerError::Argument(format!(
+            "'{text}' is not an entity to transfer messages to"
+        ))),
+    }
 }

@@ -14,6 +14,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -55,7 +56,7 @@ final class Broker {
         this.caFile = caFile;
     }
 
-    static Broker start() throws IOException, InterruptedException {
+    static Broker start(String... extraArguments) throws IOException, InterruptedException {
         String binary = System.getenv("BUSBAR_BIN");
         if (binary == null || binary.isEmpty()) {
             throw new IllegalStateException(
@@ -67,9 +68,11 @@ final class Broker {
             Files.copy(resource, config);
         }
         Path log = workDir.resolve("broker.log");
-        ProcessBuilder builder = new ProcessBuilder(binary, "--config", config.toString(),
+        List<String> command = new ArrayList<>(List.of(binary, "--config", config.toString(),
             "--data-dir", workDir.resolve("data").toString(), "--listen", "127.0.0.1:0",
-            "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
+            "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"));
+        command.addAll(List.of(extraArguments));
+        ProcessBuilder builder = new ProcessBuilder(command)
             .redirectError(log.toFile())
             .redirectInput(ProcessBuilder.Redirect.PIPE);
         builder.environment().putIfAbsent("RUST_LOG", "info");
@@ -126,6 +129,19 @@ final class Broker {
     private static void notePort(Matcher found, CompletableFuture<Integer> port) {
         if (!port.isDone() && found.find() && !found.group(1).equals("0")) {
             port.complete(Integer.parseInt(found.group(1)));
+        }
+    }
+
+    /** Runs `busbar ctl ARGS` against this broker's admin port (test controls); fails unless it
+     *  exits 0. */
+    void ctl(String... arguments) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(System.getenv("BUSBAR_BIN"), "ctl",
+            "--admin", "http://127.0.0.1:" + adminPort));
+        command.addAll(List.of(arguments));
+        Process ctl = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(ctl.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!ctl.waitFor(START_TIMEOUT_SECS, TimeUnit.SECONDS) || ctl.exitValue() != 0) {
+            throw new IllegalStateException("busbar ctl " + arguments + " failed: " + output);
         }
     }
 
