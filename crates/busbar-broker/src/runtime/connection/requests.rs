@@ -7,6 +7,7 @@ use busbar_amqp::message::Message;
 use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat};
 use bytes::Bytes;
 
+use super::transactions::transaction_of;
 use super::transfers::size_exceeded;
 use super::{BrokerConnection, Grant, LinkKind, RequestNode};
 use crate::address::{Address, path_of};
@@ -21,6 +22,7 @@ use crate::runtime::settlement::rejected;
 impl BrokerConnection {
     pub(super) fn request(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
         let link = transfer.link;
+        let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
         // A request past the connection's hard cap cannot be answered on the reply link (its
         // message-id and reply-to were dropped with it): its delivery is rejected instead.
         let oversize = transfer
@@ -101,6 +103,11 @@ impl BrokerConnection {
                         return;
                     }
                 };
+                if let Some(txn) = txn {
+                    let result = self.operate_in_transaction(&txn, &entity, operation);
+                    self.respond_management(link, &request, &entity.path, result, connection);
+                    return;
+                }
                 let mailbox = self.mailbox.clone();
                 let path = entity.path.clone();
                 post_entity(

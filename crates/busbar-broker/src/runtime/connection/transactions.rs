@@ -22,6 +22,7 @@ use crate::runtime::atomic_send::HeldPart;
 use crate::runtime::clock;
 use crate::runtime::entity_task::store_error;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, HoldJoin, post_entity};
+use crate::runtime::management::{Operation, OperationResult};
 use crate::runtime::registry::EntityHandle;
 use crate::runtime::settlement::{outcome_of, rejected, success_echo};
 use crate::runtime::transaction::{TransactionCommit, TransactionHold, TxnId};
@@ -68,8 +69,13 @@ struct PendingSend {
 struct Settlements {
     inbox: mpsc::Sender<EntityCommand>,
     entity: String,
-    items: Vec<(LinkId, DeliveryId, LockToken, Outcome)>,
+    /// Each settlement, with the receive-link delivery it settles (none when it came through
+    /// `$management`).
+    items: Vec<(Option<LinkDelivery>, LockToken, Outcome)>,
 }
+
+/// A delivery of a receive link.
+type LinkDelivery = (LinkId, DeliveryId);
 
 /// A commit on its way to the store.
 struct Committing {
@@ -210,12 +216,12 @@ impl BrokerConnection {
                 let settled = settlements
                     .items
                     .iter()
-                    .map(|(l, d, ..)| (*l, *d))
+                    .filter_map(|(delivery, ..)| *delivery)
                     .collect();
                 let items = settlements
                     .items
                     .into_iter()
-                    .map(|(_, _, token, outcome)| (token, outcome))
+                    .map(|(_, token, outcome)| (token, outcome))
                     .collect();
                 (items, settled, Some(settlements.inbox))
             }
@@ -408,7 +414,7 @@ impl BrokerConnection {
     pub(super) fn settle_in_transaction(
         &mut self,
         txn: &TxnId,
-        (link, delivery_id): (LinkId, DeliveryId),
+        delivery: Option<LinkDelivery>,
         token: LockToken,
         (entity, outcome): (&EntityHandle, Outcome),
     ) -> Result<(), BrokerError> {
@@ -426,8 +432,27 @@ impl BrokerConnection {
                 settlements.entity
             )));
         }
-        settlements.items.push((link, delivery_id, token, outcome));
+        settlements.items.push((delivery, token, outcome));
         Ok(())
+    }
+
+    /// A `$management` operation inside `txn`: settlements by lock token (deferred messages)
+    /// join the transaction; Busbar does no other operation inside one.
+    pub(super) fn operate_in_transaction(
+        &mut self,
+        txn: &TxnId,
+        entity: &EntityHandle,
+        operation: Operation,
+    ) -> Result<OperationResult, BrokerError> {
+        let Operation::Settle { tokens, outcome } = operation else {
+            return Err(BrokerError::NotImplemented {
+                operation: "this $management operation inside a transaction".into(),
+            });
+        };
+        for token in tokens {
+            self.settle_in_transaction(txn, None, token, (entity, outcome.clone()))?;
+        }
+        Ok(OperationResult::Done)
     }
 
     /// A receive link's disposition inside a transaction: each delivery it names is settled
@@ -462,7 +487,7 @@ impl BrokerConnection {
                 })?;
                 self.settle_in_transaction(
                     &state.txn_id,
-                    (link, delivery_id),
+                    Some((link, delivery_id)),
                     token,
                     (&entity, outcome),
                 )

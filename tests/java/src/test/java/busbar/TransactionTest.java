@@ -107,6 +107,22 @@ class TransactionTest extends BrokerTest {
     }
 
     @Test
+    void aDeferredMessageCompletedInsideATransactionGoesAtTheCommit() {
+        send("q-txn-deferred", "later");
+        try (ServiceBusReceiverClient receiver = receiver("q-txn-deferred")) {
+            ServiceBusReceivedMessage message = receiveOne(receiver);
+            receiver.defer(message);
+            ServiceBusReceivedMessage deferred = receiver.receiveDeferredMessage(message.getSequenceNumber());
+            ServiceBusTransactionContext transaction = receiver.createTransaction();
+            // Settled through $management (update-disposition carrying the transaction).
+            receiver.complete(deferred, in(transaction));
+            assertEquals(List.of("later"), peekedBodies("q-txn-deferred"), "gone before the commit");
+            receiver.commitTransaction(transaction);
+        }
+        assertEquals(List.of(), peekedBodies("q-txn-deferred"));
+    }
+
+    @Test
     void aTransactionLeftOpenPastTheTimeoutIsRolledBack() throws Exception {
         try (ServiceBusSenderClient sender = sender("q-txn-timeout")) {
             ServiceBusTransactionContext transaction = sender.createTransaction();
