@@ -79,6 +79,14 @@ enum Op {
     ResolveHeld {
         stored: bool,
     },
+    /// A transaction: a settlement checked (and kept) while the lock is held, then committed
+    /// (the settlement applied, its records stored with the oldest held part's) or rolled back
+    /// (nothing changes, the held part is discarded).
+    Transaction {
+        pick: usize,
+        outcome: u8,
+        commit: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -101,6 +109,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (1..3usize, proptest::option::of(0..6u8), any::<bool>()).prop_map(|(count, id, dead_letter)| Op::Hold { count, id, dead_letter }),
         2 => any::<bool>().prop_map(|stored| Op::ResolveHeld { stored }),
         1 => Just(Op::FailPending),
+        2 => (any::<usize>(), 0..5u8, any::<bool>()).prop_map(|(pick, outcome, commit)| Op::Transaction { pick, outcome, commit }),
     ]
 }
 
@@ -535,6 +544,52 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 assert_eq!(held.records.len(), held.sequences().len());
                 assert!(!entity.has_records(), "held inserts were queued");
                 model.held.push(held);
+            }
+            Op::Transaction {
+                pick,
+                outcome: code,
+                commit,
+            } => {
+                if model.tokens.is_empty() {
+                    continue;
+                }
+                let token = model.token(pick);
+                let settlement = outcome(code, pick);
+                let before = entity.snapshot();
+                let checked = entity.check_settle(token, &settlement, now);
+                assert_eq!(entity.snapshot(), before, "a check changed the entity");
+                let held = (!model.held.is_empty()).then(|| model.held.remove(0));
+                if !(commit && checked.is_ok()) {
+                    // Rolled back: the message stays exactly as it was; the copies go.
+                    if let Some(held) = held {
+                        entity.discard_held(&held.sequences());
+                    }
+                    continue;
+                }
+                let sequence = before
+                    .messages
+                    .iter()
+                    .find(|(_, d)| d.lock.is_some_and(|l| l.token == token))
+                    .map(|(_, d)| d.sequence);
+                let settled = entity.settle(token, settlement, now);
+                assert_eq!(settled, checked, "the check foretold another result");
+                if code == 0 {
+                    model.forget(sequence.unwrap());
+                }
+                // One submission: the settlement's records and the held copies together.
+                let mut records: Vec<_> = entity.drain_records().collect();
+                if let Some(held) = held {
+                    let sequences = held.sequences();
+                    records.extend(held.records);
+                    store.apply(records);
+                    entity.release_held(&sequences);
+                    for sequence in sequences {
+                        model.accepted(&entity, sequence);
+                        model.released.insert(sequence);
+                    }
+                } else {
+                    store.apply(records);
+                }
             }
             Op::ResolveHeld { stored } => {
                 if model.held.is_empty() {
