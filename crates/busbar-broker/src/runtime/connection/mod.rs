@@ -9,6 +9,7 @@ mod rule_requests;
 mod session_attach;
 mod session_requests;
 mod settlements;
+mod transactional_work;
 mod transactions;
 mod transfers;
 

@@ -6,12 +6,12 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use busbar_amqp::engine::{Connection, DeliveryId, DispositionUpdate, IncomingTransfer, LinkId};
+use busbar_amqp::engine::{Connection, DeliveryId, IncomingTransfer, LinkId};
 use busbar_amqp::message::{Body, Message};
 use busbar_amqp::performatives::{
     Accepted, CoordinatorRequest, Declared, DeliveryState, TransactionalState,
 };
-use busbar_core::{LockToken, NewMessage, Outcome};
+use busbar_core::{LockToken, Outcome};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -21,11 +21,9 @@ use crate::errors::BrokerError;
 use crate::runtime::atomic_send::HeldPart;
 use crate::runtime::clock;
 use crate::runtime::entity_task::store_error;
-use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, HoldJoin, post_entity};
-use crate::runtime::management::{Operation, OperationResult};
-use crate::runtime::registry::EntityHandle;
-use crate::runtime::settlement::{outcome_of, rejected, success_echo};
-use crate::runtime::transaction::{TransactionCommit, TransactionHold, TxnId};
+use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
+use crate::runtime::settlement::rejected;
+use crate::runtime::transaction::{TransactionCommit, TxnId};
 
 /// How long a transaction may stay open (Service Bus: two minutes).
 const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(120);
@@ -33,7 +31,7 @@ const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(120);
 /// The transactions of a connection.
 #[derive(Default)]
 pub(super) struct Transactions {
-    open: HashMap<TxnId, Transaction>,
+    pub(super) open: HashMap<TxnId, Transaction>,
     /// Transactions rolled back by their time-out, for the discharge that comes too late.
     timed_out: HashSet<TxnId>,
     /// Commits on their way to the store: the discharge to answer, and the receive-link
@@ -42,40 +40,40 @@ pub(super) struct Transactions {
 }
 
 /// One open transaction.
-struct Transaction {
+pub(super) struct Transaction {
     /// The coordinator link that declared it: it rolls back if that link goes.
     coordinator: LinkId,
     /// Held copies of the sends answered so far.
-    parts: Vec<HeldPart>,
+    pub(super) parts: Vec<HeldPart>,
     /// Sends whose copies are still being held, by transfer.
-    sending: HashMap<(LinkId, DeliveryId), PendingSend>,
+    pub(super) sending: HashMap<(LinkId, DeliveryId), PendingSend>,
     /// The settlements, all on one entity.
-    settlements: Option<Settlements>,
+    pub(super) settlements: Option<Settlements>,
     /// A commit asked for while sends were still being held: the discharge transfer.
-    discharge: Option<(LinkId, DeliveryId)>,
+    pub(super) discharge: Option<(LinkId, DeliveryId)>,
     timer: AbortHandle,
 }
 
 /// A send inside a transaction whose entities have not all answered.
-struct PendingSend {
-    remaining: usize,
-    parts: Vec<HeldPart>,
-    refusal: Option<BrokerError>,
-    settled: bool,
+pub(super) struct PendingSend {
+    pub(super) remaining: usize,
+    pub(super) parts: Vec<HeldPart>,
+    pub(super) refusal: Option<BrokerError>,
+    pub(super) settled: bool,
 }
 
 /// The settlements of a transaction: one entity's (Service Bus refuses a local transaction
 /// spanning several), each with the receive link and delivery it settles.
-struct Settlements {
-    inbox: mpsc::Sender<EntityCommand>,
-    entity: String,
+pub(super) struct Settlements {
+    pub(super) inbox: mpsc::Sender<EntityCommand>,
+    pub(super) entity: String,
     /// Each settlement, with the receive-link delivery it settles (none when it came through
     /// `$management`).
-    items: Vec<(Option<LinkDelivery>, LockToken, Outcome)>,
+    pub(super) items: Vec<(Option<LinkDelivery>, LockToken, Outcome)>,
 }
 
 /// A delivery of a receive link.
-type LinkDelivery = (LinkId, DeliveryId);
+pub(super) type LinkDelivery = (LinkId, DeliveryId);
 
 /// A commit on its way to the store.
 struct Committing {
@@ -180,7 +178,7 @@ impl BrokerConnection {
     }
 
     /// Why work inside `txn` cannot be done: it is not open.
-    fn not_open(&self, txn: &TxnId) -> BrokerError {
+    pub(super) fn not_open(&self, txn: &TxnId) -> BrokerError {
         if self.transactions.timed_out.contains(txn) {
             BrokerError::TransactionTimedOut
         } else {
@@ -191,7 +189,12 @@ impl BrokerConnection {
     /// Commits `txn` for the discharge transfer, once its sends are all held: the entity its
     /// settlements concern stores them with every held copy (or, settling nothing, the copies
     /// are stored from here), as one submission.
-    fn commit(&mut self, txn: TxnId, discharge: (LinkId, DeliveryId), connection: &mut Connection) {
+    pub(super) fn commit(
+        &mut self,
+        txn: TxnId,
+        discharge: (LinkId, DeliveryId),
+        connection: &mut Connection,
+    ) {
         if let Some(transaction) = self.transactions.open.get_mut(&txn)
             && !transaction.sending.is_empty()
         {
@@ -279,232 +282,6 @@ impl BrokerConnection {
             }
         };
         let _ = connection.send_disposition(link, delivery_id, delivery_id, true, Some(state));
-    }
-
-    /// A send inside `txn`: every target entity holds its copies and hands them back here.
-    pub(super) fn send_in_transaction(
-        &mut self,
-        txn: TxnId,
-        (link, delivery_id, settled): (LinkId, DeliveryId, bool),
-        targets: Vec<(EntityHandle, Vec<NewMessage>)>,
-    ) {
-        let refusal = if self.transactions.open.contains_key(&txn) {
-            super::transfers::refusal(&targets)
-        } else {
-            Some(self.not_open(&txn))
-        };
-        if let Some(error) = refusal {
-            self.answer_send(&txn, (link, delivery_id), settled, Err(error));
-            return;
-        }
-        if targets.is_empty() {
-            self.answer_send(&txn, (link, delivery_id), settled, Ok(()));
-            return;
-        }
-        if let Some(transaction) = self.transactions.open.get_mut(&txn) {
-            transaction.sending.insert(
-                (link, delivery_id),
-                PendingSend {
-                    remaining: targets.len(),
-                    parts: Vec::new(),
-                    refusal: None,
-                    settled,
-                },
-            );
-        }
-        for (entity, messages) in targets {
-            let hold = TransactionHold {
-                mailbox: self.mailbox.clone(),
-                txn: txn.clone(),
-                link,
-                delivery_id,
-            };
-            post_entity(
-                &entity.inbox,
-                EntityCommand::Hold {
-                    messages,
-                    send: HoldJoin::Transaction(hold),
-                },
-            );
-        }
-    }
-
-    /// An entity holds its part of a send inside `txn` (or refused it).
-    pub(super) fn transaction_held(
-        &mut self,
-        txn: TxnId,
-        transfer: (LinkId, DeliveryId),
-        part: Result<HeldPart, BrokerError>,
-        connection: &mut Connection,
-    ) {
-        let Some(transaction) = self.transactions.open.get_mut(&txn) else {
-            // Rolled back meanwhile: nothing of it may appear.
-            if let Ok(part) = part {
-                part.resolve(false);
-            }
-            return;
-        };
-        let Some(send) = transaction.sending.get_mut(&transfer) else {
-            return;
-        };
-        match part {
-            Ok(part) => send.parts.push(part),
-            Err(error) => {
-                send.refusal.get_or_insert(error);
-            }
-        }
-        send.remaining = send.remaining.saturating_sub(1);
-        if send.remaining > 0 {
-            return;
-        }
-        let Some(send) = transaction.sending.remove(&transfer) else {
-            return;
-        };
-        let result = match send.refusal {
-            Some(error) => {
-                for part in send.parts {
-                    part.resolve(false);
-                }
-                Err(error)
-            }
-            None => {
-                transaction.parts.extend(send.parts);
-                Ok(())
-            }
-        };
-        let discharge = if transaction.sending.is_empty() {
-            transaction.discharge.take()
-        } else {
-            None
-        };
-        self.answer_send(&txn, transfer, send.settled, result);
-        if let Some(discharge) = discharge {
-            self.commit(txn, discharge, connection);
-        }
-    }
-
-    /// Answers a send inside `txn` with its provisional outcome.
-    fn answer_send(
-        &mut self,
-        txn: &TxnId,
-        (link, delivery_id): (LinkId, DeliveryId),
-        settled: bool,
-        result: Result<(), BrokerError>,
-    ) {
-        if settled {
-            return;
-        }
-        let outcome = match result {
-            Ok(()) => DeliveryState::Accepted(Accepted {}),
-            Err(error) => {
-                let path = match self.links.get(&link) {
-                    Some(LinkKind::Sender { display, .. }) => display.clone(),
-                    _ => String::new(),
-                };
-                let wire = self.wire(&error, &path);
-                rejected(wire.condition, wire.description)
-            }
-        };
-        self.held_dispositions
-            .hold(link, delivery_id, transactional(txn, outcome));
-    }
-
-    /// A settlement inside `txn` of a receive link's delivery: kept until the commit (the
-    /// message stays locked meanwhile).
-    pub(super) fn settle_in_transaction(
-        &mut self,
-        txn: &TxnId,
-        delivery: Option<LinkDelivery>,
-        token: LockToken,
-        (entity, outcome): (&EntityHandle, Outcome),
-    ) -> Result<(), BrokerError> {
-        let not_open = self.not_open(txn);
-        let transaction = self.transactions.open.get_mut(txn).ok_or(not_open)?;
-        let settlements = transaction.settlements.get_or_insert_with(|| Settlements {
-            inbox: entity.inbox.clone(),
-            entity: entity.path.clone(),
-            items: Vec::new(),
-        });
-        if !settlements.inbox.same_channel(&entity.inbox) {
-            return Err(BrokerError::NotAllowed(format!(
-                "Local transactions cannot span multiple top-level entities such as queue or \
-                 topic: this transaction settles messages of '{}' already.",
-                settlements.entity
-            )));
-        }
-        settlements.items.push((delivery, token, outcome));
-        Ok(())
-    }
-
-    /// A `$management` operation inside `txn`: settlements by lock token (deferred messages)
-    /// join the transaction; Busbar does no other operation inside one.
-    pub(super) fn operate_in_transaction(
-        &mut self,
-        txn: &TxnId,
-        entity: &EntityHandle,
-        operation: Operation,
-    ) -> Result<OperationResult, BrokerError> {
-        let Operation::Settle { tokens, outcome } = operation else {
-            return Err(BrokerError::NotImplemented {
-                operation: "this $management operation inside a transaction".into(),
-            });
-        };
-        for token in tokens {
-            self.settle_in_transaction(txn, None, token, (entity, outcome.clone()))?;
-        }
-        Ok(OperationResult::Done)
-    }
-
-    /// A receive link's disposition inside a transaction: each delivery it names is settled
-    /// in the transaction, and an unsettled disposition is answered with the provisional
-    /// outcome (or why not).
-    pub(super) fn disposition_in_transaction(
-        &mut self,
-        update: &DispositionUpdate,
-        state: &TransactionalState,
-        connection: &mut Connection,
-    ) {
-        let link = update.link;
-        let Some(LinkKind::Receiver(receiver)) = self.links.get(&link) else {
-            return;
-        };
-        let entity = receiver.entity.clone();
-        let named = |id: &DeliveryId| (update.first..=update.last).contains(id);
-        let mut deliveries: Vec<(DeliveryId, Result<LockToken, BrokerError>)> = receiver
-            .unsettled
-            .iter()
-            .filter(|(id, _)| named(id))
-            .map(|(id, token)| (*id, Ok(*token)))
-            .collect();
-        if deliveries.is_empty() && update.first == update.last {
-            deliveries.push((update.first, Err(BrokerError::MessageLockLost)));
-        }
-        let outcome = state.outcome.as_ref().and_then(outcome_of);
-        for (delivery_id, token) in deliveries {
-            let result = token.and_then(|token| {
-                let outcome = outcome.clone().ok_or_else(|| {
-                    BrokerError::Argument("a transactional settlement needs an outcome".into())
-                })?;
-                self.settle_in_transaction(
-                    &state.txn_id,
-                    Some((link, delivery_id)),
-                    token,
-                    (&entity, outcome),
-                )
-            });
-            if update.settled {
-                continue;
-            }
-            let echo = match (result, &state.outcome) {
-                (Ok(()), Some(outcome)) => transactional(&state.txn_id, success_echo(outcome)),
-                (Ok(()), None) => continue,
-                (Err(error), _) => {
-                    let wire = self.wire(&error, &entity.path);
-                    rejected(wire.condition, wire.description)
-                }
-            };
-            let _ = connection.send_disposition(link, delivery_id, delivery_id, true, Some(echo));
-        }
     }
 
     /// The time-out of `txn` passed: roll it back unless it ended meanwhile.

@@ -116,7 +116,17 @@ impl BrokerConnection {
         delivery_id: DeliveryId,
         result: Result<(), BrokerError>,
     ) {
-        let state = match result {
+        let state = self.send_state(link, result);
+        self.held_dispositions.hold(link, delivery_id, state);
+    }
+
+    /// The outcome of a send on sender `link`: `accepted`, or `rejected` with the error.
+    pub(super) fn send_state(
+        &self,
+        link: LinkId,
+        result: Result<(), BrokerError>,
+    ) -> DeliveryState {
+        match result {
             Ok(()) => DeliveryState::Accepted(Accepted {}),
             Err(error) => {
                 let path = match self.links.get(&link) {
@@ -126,8 +136,7 @@ impl BrokerConnection {
                 let wire = self.wire(&error, &path);
                 rejected(wire.condition, wire.description)
             }
-        };
-        self.held_dispositions.hold(link, delivery_id, state);
+        }
     }
 
     /// Sends the held outcomes and echoes, contiguous deliveries with one state as one range.
