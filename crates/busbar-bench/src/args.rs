@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
+use std::time::Duration;
+
 use crate::error::BenchError;
+use crate::transactions::TransactionOptions;
 
 /// The usage text of `--help`.
 pub(crate) const USAGE: &str = "\
@@ -12,6 +15,10 @@ Usage:
   busbar-bench queue-names        the queues `run` uses, one per line (to declare on a peer)
   busbar-bench busbar-config      a Busbar Config.json declaring those queues and the fan-out
                                   topics fanout-1, fanout-10, fanout-100
+  busbar-bench transactions --url URL [--queue NAME] [--handlers N] [--seconds S]
+                                  handlers (default 1, each on its own connection) receive a
+                                  message, complete it and send it back in one transaction;
+                                  committed round trips/s and their latency [queue bench-0, 10 s]
   busbar-bench machine-probe DIR  what a write + fdatasync costs on the disk under DIR (200 B
                                   and 4 KiB) and a round trip between two threads: the state
                                   of the machine, which moves durable and 1-in-flight figures
@@ -40,6 +47,8 @@ each scenario then shows its median round with the msg/s range in brackets (rati
 pub(crate) enum Command {
     /// Run the scenarios against a broker.
     Run(RunOptions),
+    /// Run transactional handlers against a broker.
+    Transactions(TransactionOptions),
     /// Compare saved reports.
     Compare {
         /// Reports of Busbar runs.
@@ -98,6 +107,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, BenchError> {
         "queue-names" => no_more(rest, Command::QueueNames),
         "busbar-config" => no_more(rest, Command::BusbarConfig),
         "run" => parse_run(rest).map(Command::Run),
+        "transactions" => parse_transactions(rest).map(Command::Transactions),
         "compare" => parse_compare(rest),
         "machine-probe" => match rest {
             [dir] => Ok(Command::MachineProbe(PathBuf::from(dir))),
@@ -154,6 +164,45 @@ fn parse_run(args: &[String]) -> Result<RunOptions, BenchError> {
         )));
     }
     Ok(options)
+}
+
+fn parse_transactions(args: &[String]) -> Result<TransactionOptions, BenchError> {
+    let mut options = TransactionOptions {
+        url: String::new(),
+        queue: "bench-0".to_owned(),
+        handlers: 1,
+        duration: Duration::from_secs(10),
+    };
+    let mut flags = Flags::new(args);
+    while let Some(flag) = flags.next_flag() {
+        match flag.as_str() {
+            "--url" => options.url = flags.value("--url")?,
+            "--queue" => options.queue = flags.value("--queue")?,
+            "--handlers" => options.handlers = number(&flags.value("--handlers")?, "--handlers")?,
+            "--seconds" => {
+                options.duration =
+                    Duration::from_secs(number(&flags.value("--seconds")?, "--seconds")?);
+            }
+            other => return Err(usage(format!("unknown argument {other:?}"))),
+        }
+    }
+    if options.url.is_empty() {
+        return Err(usage(
+            "transactions needs --url amqp://USER:PASS@HOST:PORT".into(),
+        ));
+    }
+    Ok(options)
+}
+
+/// A positive whole number given to `flag`.
+fn number<T: std::str::FromStr + Default + PartialEq>(
+    text: &str,
+    flag: &str,
+) -> Result<T, BenchError> {
+    text.parse()
+        .ok()
+        .filter(|value| *value != T::default())
+        .ok_or_else(|| usage(format!("{flag} {text:?} is not a positive number")))
 }
 
 fn parse_compare(args: &[String]) -> Result<Command, BenchError> {

@@ -10,6 +10,7 @@ mod machine;
 mod probe;
 mod report;
 mod scenario;
+mod transactions;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -44,6 +45,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Run(options) => run(options),
+        Command::Transactions(options) => runtime()?.block_on(transactions::run(options)),
         Command::Compare { ours, peer } => compare(&ours, &peer),
     });
     match outcome {
@@ -59,16 +61,20 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(options: RunOptions) -> Result<(), BenchError> {
-    let json = options.json.clone();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// The multi-thread tokio runtime the clients run on.
+fn runtime() -> Result<tokio::runtime::Runtime, BenchError> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|source| BenchError::File {
             path: "tokio runtime".into(),
             source,
-        })?;
-    let report = runtime.block_on(scenario::Runner::new(options).run())?;
+        })
+}
+
+fn run(options: RunOptions) -> Result<(), BenchError> {
+    let json = options.json.clone();
+    let report = runtime()?.block_on(scenario::Runner::new(options).run())?;
     println!("{}", report::run_table(&report));
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Report {
