@@ -10,6 +10,7 @@ mod machine;
 mod probe;
 mod report;
 mod scenario;
+mod transport;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -68,7 +69,7 @@ fn run(options: RunOptions) -> Result<(), BenchError> {
             path: "tokio runtime".into(),
             source,
         })?;
-    let report = runtime.block_on(scenario::Runner::new(options).run())?;
+    let report = runtime.block_on(scenario::Runner::new(options)?.run())?;
     println!("{}", report::run_table(&report));
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Report {
