@@ -11,6 +11,8 @@ use crate::transactions::TransactionOptions;
 pub(crate) const USAGE: &str = "\
 Usage:
   busbar-bench run --url amqp://USER:PASS@127.0.0.1:PORT [OPTIONS]
+  busbar-bench run --url amqps://USER:PASS@127.0.0.1:PORT --ca CA.pem [OPTIONS]
+  busbar-bench run --url ws[s]://USER:PASS@127.0.0.1:PORT/$servicebus/websocket [--ca CA.pem] …
   busbar-bench compare --ours A.json[,B.json] --peer C.json[,D.json]
   busbar-bench queue-names        the queues `run` uses, one per line (to declare on a peer)
   busbar-bench busbar-config      a Busbar Config.json declaring those queues and the fan-out
@@ -27,7 +29,10 @@ Runs load scenarios against an AMQP 1.0 broker over loopback and prints msg/s, M
 percentiles (p50/p99/p99.9) and the broker's CPU time per message and RSS.
 
 Options of `run`:
-  --url <URL>            amqp://user:password@host:port (SASL PLAIN)
+  --url <URL>            amqp://user:password@host:port (SASL PLAIN); amqps://… for TLS;
+                         ws://…/$servicebus/websocket or wss://… for AMQP over WebSockets
+                         (subprotocol AMQPWSB10; the path defaults to /$servicebus/websocket)
+  --ca <FILE>            PEM certificates to trust for amqps:// and wss:// (Busbar's `tls ca:`)
   --address <TEMPLATE>   link address of queue number {n} [default: bench-{n}];
                          RabbitMQ 3.x: /amq/queue/classic-{n}, RabbitMQ 4: /queues/classic-{n}
   --label <NAME>         name of this run in reports [default: broker]
@@ -81,6 +86,8 @@ pub(crate) enum Profile {
 pub(crate) struct RunOptions {
     /// The broker's URL, with credentials.
     pub(crate) url: String,
+    /// The CA certificates to trust for TLS.
+    pub(crate) ca: Option<PathBuf>,
     /// The link address of queue `{n}`.
     pub(crate) address_template: String,
     /// The name of this run.
@@ -128,6 +135,7 @@ fn parse_run(args: &[String]) -> Result<RunOptions, BenchError> {
     let mut url = None;
     let mut options = RunOptions {
         url: String::new(),
+        ca: None,
         address_template: "bench-{n}".to_owned(),
         label: "broker".to_owned(),
         broker_pid: None,
@@ -140,6 +148,7 @@ fn parse_run(args: &[String]) -> Result<RunOptions, BenchError> {
     while let Some(flag) = flags.next_flag() {
         match flag.as_str() {
             "--url" => url = Some(flags.value("--url")?),
+            "--ca" => options.ca = Some(PathBuf::from(flags.value("--ca")?)),
             "--address" => options.address_template = flags.value("--address")?,
             "--label" => options.label = flags.value("--label")?,
             "--broker-pid" => {
@@ -286,14 +295,16 @@ mod tests {
     #[test]
     fn run_with_every_flag() {
         let command = parse_words(
-            "run --url amqp://u:p@127.0.0.1:5672 --address=/amq/queue/quorum-{n} --label rabbit \
+            "run --url amqps://u:p@127.0.0.1:5671 --ca ca.crt --address=/amq/queue/quorum-{n} \
+             --label rabbit \
              --broker-pid 42 --quick --only send,fan --no-topics --json out.json",
         )
         .unwrap();
         assert_eq!(
             command,
             Command::Run(RunOptions {
-                url: "amqp://u:p@127.0.0.1:5672".into(),
+                url: "amqps://u:p@127.0.0.1:5671".into(),
+                ca: Some(PathBuf::from("ca.crt")),
                 address_template: "/amq/queue/quorum-{n}".into(),
                 label: "rabbit".into(),
                 broker_pid: Some(42),

@@ -16,10 +16,11 @@ use fe2o3_amqp::types::messaging::{
     ApplicationProperties, Body, Header, Message, Outcome, Rejected,
 };
 use fe2o3_amqp::types::primitives::{Binary, Value};
-use fe2o3_amqp::{Connection, Receiver, Sender, Session};
+use fe2o3_amqp::{Receiver, Sender, Session};
 use hdrhistogram::Histogram;
 
 use crate::error::BenchError;
+use crate::transport::Connector;
 
 /// Bound on any single broker step (connect, attach, one outcome, close), so a stuck broker
 /// fails the scenario instead of hanging the run.
@@ -143,12 +144,11 @@ impl QueueProgress {
 
 impl Client {
     /// Opens a connection (SASL PLAIN from the URL's credentials) and begins a session.
-    pub(crate) async fn connect(url: &str, container_id: String) -> Result<Self, BenchError> {
-        let mut connection = step(
-            "connect",
-            Connection::builder().container_id(container_id).open(url),
-        )
-        .await?;
+    pub(crate) async fn connect(
+        connector: &Connector,
+        container_id: String,
+    ) -> Result<Self, BenchError> {
+        let mut connection = step("connect", connector.open(container_id)).await?;
         let session = step("begin session", Session::begin(&mut connection)).await?;
         Ok(Self {
             connection,

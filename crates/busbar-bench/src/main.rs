@@ -11,6 +11,7 @@ mod probe;
 mod report;
 mod scenario;
 mod transactions;
+mod transport;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -74,7 +75,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, BenchError> {
 
 fn run(options: RunOptions) -> Result<(), BenchError> {
     let json = options.json.clone();
-    let report = runtime()?.block_on(scenario::Runner::new(options).run())?;
+    let report = runtime()?.block_on(scenario::Runner::new(options)?.run())?;
     println!("{}", report::run_table(&report));
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Report {

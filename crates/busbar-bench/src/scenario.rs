@@ -11,6 +11,7 @@ use crate::entities::{self, ROUTE_PROPERTY};
 use crate::error::BenchError;
 use crate::probe::{BrokerProbe, ProcessSample};
 use crate::report::{BrokerUsage, LatencySummary, Report, ScenarioResult};
+use crate::transport::Connector;
 
 mod slow_consumer;
 
@@ -220,19 +221,23 @@ fn fan_out(subscriptions: usize) -> Shape {
 /// Runs the plan against one broker.
 pub(crate) struct Runner {
     options: RunOptions,
+    /// Opens the clients' connections over the URL's transport.
+    connector: Arc<Connector>,
     probe: Option<BrokerProbe>,
     /// Messages accepted and not yet consumed, per queue (what a drain will find).
     queued: [u64; QUEUE_COUNT],
 }
 
 impl Runner {
-    /// A runner for these options.
-    pub(crate) fn new(options: RunOptions) -> Self {
-        Self {
+    /// A runner for these options (refused if the URL or the CA file is).
+    pub(crate) fn new(options: RunOptions) -> Result<Self, BenchError> {
+        let connector = Connector::new(&options.url, options.ca.as_deref())?;
+        Ok(Self {
             probe: options.broker_pid.map(BrokerProbe::new),
+            connector: Arc::new(connector),
             options,
             queued: [0; QUEUE_COUNT],
-        }
+        })
     }
 
     fn address(&self, queue: usize) -> String {
@@ -342,7 +347,7 @@ struct Measured {
 
 impl Runner {
     async fn flow(&mut self, scenario: &Scenario, flow: &Flow) -> Result<Measured, BenchError> {
-        let url = self.options.url.clone();
+        let connector = Arc::clone(&self.connector);
         let producers = flow.queues.len() * flow.producers_per_queue;
         let per_producer = scenario.messages / producers.max(1) as u64;
         let mut senders = Vec::new();
@@ -351,12 +356,12 @@ impl Runner {
             let address = self.address(queue);
             let progress = Arc::new(QueueProgress::new(flow.producers_per_queue));
             for index in 0..flow.producers_per_queue {
-                let mut client = Client::connect(&url, format!("p{queue}-{index}")).await?;
+                let mut client = Client::connect(&connector, format!("p{queue}-{index}")).await?;
                 let sender = client.sender(&address).await?;
                 senders.push((queue, client, sender, Arc::clone(&progress)));
             }
             for index in 0..flow.consumers_per_queue {
-                let mut client = Client::connect(&url, format!("c{queue}-{index}")).await?;
+                let mut client = Client::connect(&connector, format!("c{queue}-{index}")).await?;
                 let receiver = client
                     .receiver(&address, ReceiveMode::PeekLock, CREDIT)
                     .await?;
@@ -440,7 +445,7 @@ impl Runner {
         let available = self.queued.get(queue).copied().unwrap_or(0);
         let progress = QueueProgress::new(0);
         progress.expect(available.min(scenario.messages));
-        let mut client = Client::connect(&self.options.url, format!("d{queue}")).await?;
+        let mut client = Client::connect(&self.connector, format!("d{queue}")).await?;
         let mut receiver = client.receiver(&address, mode, CREDIT).await?;
         let before = self.probe.and_then(|probe| probe.sample());
         let started = Instant::now();
@@ -475,7 +480,7 @@ impl Runner {
         in_flight: usize,
     ) -> Result<Measured, BenchError> {
         let topic = entities::topic_name(subscriptions);
-        let mut client = Client::connect(&self.options.url, format!("p{topic}")).await?;
+        let mut client = Client::connect(&self.connector, format!("p{topic}")).await?;
         let mut sender = client.sender(&topic).await?;
         let payload = Payload {
             body_bytes: FANOUT_BODY_BYTES,

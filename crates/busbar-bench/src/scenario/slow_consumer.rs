@@ -24,11 +24,11 @@ impl Runner {
         scenario: &Scenario,
         slow: &SlowConsumer,
     ) -> Result<Measured, BenchError> {
-        let url = self.options.url.clone();
+        let connector = Arc::clone(&self.connector);
         let address = self.address(slow.queue);
-        let mut producer = Client::connect(&url, format!("slow-p{}", slow.queue)).await?;
+        let mut producer = Client::connect(&connector, format!("slow-p{}", slow.queue)).await?;
         let mut sender = producer.sender(&address).await?;
-        let mut consumer = Client::connect(&url, format!("slow-c{}", slow.queue)).await?;
+        let mut consumer = Client::connect(&connector, format!("slow-c{}", slow.queue)).await?;
         let mut receiver = consumer
             .receiver(&address, ReceiveMode::PeekLock, CONSUMER_CREDIT)
             .await?;
