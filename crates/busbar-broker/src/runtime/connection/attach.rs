@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use busbar_amqp::engine::{AttachReply, AttachRequest, Connection};
+use busbar_amqp::engine::{AttachReply, AttachRequest, Connection, LinkId};
 use busbar_amqp::performatives::{ReceiverSettleMode, Role, SenderSettleMode};
 use busbar_core::{ReceiveMode, SubQueue};
 use busbar_sessions::check_receiver_kind;
@@ -14,8 +14,16 @@ use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
 use crate::errors::BrokerError;
 use crate::runtime::registry::{EntityHandle, Resolved};
 
-/// Credit granted to request links and kept topped up.
+/// Credit granted to request and coordinator links and kept topped up.
 const REQUEST_CREDIT: u32 = 100;
+
+/// Gives a request or coordinator link its credit back once half of it is used.
+pub(super) fn top_up_credit(link: LinkId, connection: &mut Connection) {
+    if connection.link_credit(link).unwrap_or(0) < REQUEST_CREDIT / 2 {
+        // The link exists: a transfer just arrived on it.
+        let _ = connection.set_credit(link, REQUEST_CREDIT);
+    }
+}
 /// Credit granted to sender links ("Service Bus instantly provides ample link credit").
 pub(super) const SEND_CREDIT: u32 = 1_000;
 

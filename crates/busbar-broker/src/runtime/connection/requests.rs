@@ -7,6 +7,7 @@ use busbar_amqp::message::Message;
 use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat};
 use bytes::Bytes;
 
+use super::attach::top_up_credit;
 use super::transactions::transaction_of;
 use super::transfers::size_exceeded;
 use super::{BrokerConnection, Grant, LinkKind, RequestNode};
@@ -48,9 +49,7 @@ impl BrokerConnection {
         if oversize.is_some() {
             return;
         }
-        if connection.link_credit(link).unwrap_or(0) < 50 {
-            let _ = connection.set_credit(link, 100);
-        }
+        top_up_credit(link, connection);
         let Some(LinkKind::Requests { node, node_key }) = self.links.get(&link) else {
             return;
         };

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::attach::top_up_credit;
 use super::{BrokerConnection, LinkKind};
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::HeldPart;
@@ -101,6 +102,7 @@ impl BrokerConnection {
     /// A transfer on a coordinator link: a declare or a discharge.
     pub(super) fn coordinate(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
         let (link, delivery_id) = (transfer.link, transfer.delivery_id);
+        top_up_credit(link, connection);
         let request = Message::from_bytes(transfer.message)
             .body()
             .map_err(|error| error.to_string())
