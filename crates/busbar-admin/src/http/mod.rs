@@ -8,11 +8,13 @@
 //! a request's body and the broker's answer within the request deadline. [`serve`] runs the
 //! accept loop, and with [`ServerConfig::tls`] serves TLS and plain HTTP on the one port;
 //! [`AdminServer::serve_connection`] serves any accepted byte stream. Busbar's own JSON
-//! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`.
+//! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`;
+//! the HTTP data plane's `…/messages…` requests ([`crate::data_plane`]) by `data_plane`.
 
 mod answer;
 mod config;
 mod controls;
+mod data_plane;
 mod handlers;
 mod request_url;
 mod response;

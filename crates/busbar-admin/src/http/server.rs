@@ -41,6 +41,8 @@ pub struct AdminServer<C> {
 struct Shared<C> {
     control: Arc<C>,
     config: ServerConfig,
+    /// Set when the server shuts down, so requests that wait (data-plane receives) end.
+    closing: watch::Sender<bool>,
 }
 
 impl<C> Clone for AdminServer<C> {
@@ -55,7 +57,11 @@ impl<C: NamespaceControl> AdminServer<C> {
     /// A server answering from `control` under `config`.
     pub fn new(control: Arc<C>, config: ServerConfig) -> AdminServer<C> {
         AdminServer {
-            shared: Arc::new(Shared { control, config }),
+            shared: Arc::new(Shared {
+                control,
+                config,
+                closing: watch::Sender::new(false),
+            }),
         }
     }
 
@@ -77,7 +83,9 @@ impl<C: NamespaceControl> AdminServer<C> {
             let server = server.clone();
             async move {
                 let shared = &server.shared;
-                let response = answer(&*shared.control, &shared.config, scheme, request).await;
+                let closing = shared.closing.subscribe();
+                let control = &*shared.control;
+                let response = answer(control, &shared.config, scheme, &closing, request).await;
                 Ok::<_, Infallible>(response)
             }
         });
@@ -185,6 +193,7 @@ pub async fn serve<C: NamespaceControl>(
         });
     }
     drop(listener);
+    server.shared.closing.send_replace(true);
     let _ = stop.send(true);
     let drained = tokio::time::timeout(grace, async {
         while connections.join_next().await.is_some() {}

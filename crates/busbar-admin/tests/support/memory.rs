@@ -203,6 +203,9 @@ impl TopicState {
     }
 }
 
+// No HTTP data plane: its requests get the trait's 404.
+impl busbar_admin::data_plane::DataPlane for MemoryNamespace {}
+
 impl NamespaceControl for MemoryNamespace {
     async fn namespace(&self) -> ControlResult<NamespaceInfo> {
         self.namespace_calls.fetch_add(1, Ordering::SeqCst);

@@ -11,7 +11,7 @@ mod session_requests;
 mod settlements;
 mod transfers;
 
-pub(crate) use transfers::store_routed;
+pub(crate) use transfers::{client_send, store_routed};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
