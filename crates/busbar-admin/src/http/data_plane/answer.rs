@@ -9,7 +9,7 @@ use std::time::Duration;
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, LOCATION};
 use hyper::http::request::Parts;
-use hyper::{Response, StatusCode};
+use hyper::{HeaderMap, Response, StatusCode};
 use tokio::sync::watch;
 use tokio::time::{Instant, timeout_at};
 use tracing::debug;
@@ -110,24 +110,19 @@ async fn send<D: DataPlane>(
             body_unread: true,
         })?;
     let headers = &exchange.parts.headers;
-    let content_type = match headers.get(CONTENT_TYPE).map(HeaderValue::to_str) {
-        None => None,
-        Some(Ok(text)) => Some(text.to_owned()),
-        Some(Err(_)) => return Err(bad_request("the Content-Type header is not text")),
-    };
-    let messages = if content_type.as_deref().is_some_and(batch::is_batch) {
+    let content_type = header_text(headers, &CONTENT_TYPE)?;
+    let messages = if content_type.is_some_and(batch::is_batch) {
         batch::parse(&body).map_err(|error| bad_request(error.to_string()))?
     } else {
-        let properties = match headers.get(BROKER_PROPERTIES).map(HeaderValue::to_str) {
+        let properties = match header_text(headers, &BROKER_PROPERTIES)? {
             None => BrokerProperties::default(),
-            Some(Ok(text)) => {
+            Some(text) => {
                 BrokerProperties::parse(text).map_err(|error| bad_request(error.to_string()))?
             }
-            Some(Err(_)) => return Err(bad_request("the BrokerProperties header is not text")),
         };
         vec![HttpMessage {
             body,
-            content_type,
+            content_type: content_type.map(str::to_owned),
             properties,
             custom_properties: custom_properties::from_headers(headers),
         }]
@@ -250,6 +245,18 @@ async fn within_deadline<T>(
             detail: "SubCode=50004. The server is busy: the broker did not answer in time.".into(),
         })),
     }
+}
+
+/// A header's text, if the request has it; 400 when it is not visible ASCII.
+fn header_text<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Result<Option<&'a str>, Refused> {
+    headers
+        .get(name)
+        .map(|value| {
+            value
+                .to_str()
+                .map_err(|_| bad_request(format!("the {name} header is not text")))
+        })
+        .transpose()
 }
 
 fn bad_request(detail: impl Into<String>) -> Refused {

@@ -123,28 +123,30 @@ impl Control {
             connection: NEXT_HTTP_RECEIVER.fetch_sub(1, Ordering::Relaxed),
             link: LinkId::OUTSIDE_ENGINE,
         };
-        let (sender, mut deliveries) = mpsc::channel(1);
+        // Room for a delivery and the end of a drain.
+        let (sender, mut deliveries) = mpsc::channel(2);
         let registration = Registration {
             inbox: handle.inbox.clone(),
             receiver,
         };
-        post_entity(
-            &handle.inbox,
-            EntityCommand::Flow {
-                receiver,
-                sub_queue,
-                mode,
-                limit: 1,
-                drain: false,
-                mailbox: Mailbox::new(sender),
-            },
-        );
+        let flow = |drain: bool, sender| EntityCommand::Flow {
+            receiver,
+            sub_queue,
+            mode,
+            limit: 1,
+            drain,
+            mailbox: Mailbox::new(sender),
+        };
+        let drain_sender = sender.clone();
+        post_entity(&handle.inbox, flow(false, sender));
         tokio::pin!(give_up);
         let command = tokio::select! {
             command = deliveries.recv() => command,
             () = &mut give_up => {
-                // Nothing new gets in once closed; what the entity handed out meanwhile is ours.
-                deliveries.close();
+                // Drain, as an AMQP receiver would (§2.6.7): the entity hands out a message that
+                // is available now or says it has none, so even a zero wait finds one, and one
+                // handed out meanwhile is still ours.
+                post_entity(&handle.inbox, flow(true, drain_sender));
                 deliveries.recv().await
             }
         };
