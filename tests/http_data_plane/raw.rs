@@ -1,8 +1,12 @@
 //! Raw HTTP requests: batches, receive-and-delete, a lock lost to a clock advance (410 as the
-//! service answers), a long poll that other requests do not wait behind, and bad input refused
+//! service answers), a scheduled send and a TTL coming due with the clock, a long poll that other requests do not wait behind, and bad input refused
 //! with the service's 4xx while the broker keeps serving. (That a shutdown ends a long poll is
 //! checked in busbar-admin's tests, where the wait is observable.)
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use busbar_admin::atom::Timestamp;
+use busbar_admin::data_plane::broker_properties::format_date;
 use hyper::{Method, StatusCode};
 
 use crate::http::Http;
@@ -110,6 +114,57 @@ async fn a_lock_that_expired_is_gone_on_complete_and_renew() {
 
 fn uuid_zero() -> String {
     "00000000-0000-0000-0000-000000000000".to_owned()
+}
+
+#[tokio::test]
+async fn a_scheduled_send_comes_due_with_the_clock_and_a_ttl_expires() {
+    let broker = Broker::default_with_test_controls();
+    let http = Http::new(broker.admin_port);
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let in_an_hour =
+        Timestamp::from_unix_millis(i64::try_from(now.as_millis()).unwrap() + 3_600_000);
+    let in_an_hour = format_date(in_an_hour);
+    let scheduled = format!(r#"{{"MessageId":"later","ScheduledEnqueueTimeUtc":"{in_an_hour}"}}"#);
+    let sent = http
+        .send(
+            Method::POST,
+            "/queue.1/messages",
+            &[("brokerproperties", &scheduled)],
+            "later",
+        )
+        .await;
+    assert_eq!(sent.status, StatusCode::CREATED, "{sent:?}");
+    let short_lived = r#"{"MessageId":"brief","TimeToLive":60}"#;
+    let sent = http
+        .send(
+            Method::POST,
+            "/queue.1/messages",
+            &[("brokerproperties", short_lived)],
+            "brief",
+        )
+        .await;
+    assert_eq!(sent.status, StatusCode::CREATED);
+    let head = "/queue.1/messages/head?timeout=0";
+    let early = http.send(Method::POST, head, &[], "").await;
+    assert_eq!(early.broker_properties()["MessageId"], "brief");
+    assert_eq!(early.broker_properties()["TimeToLive"], 60.0);
+    let unlocked = http
+        .send(Method::PUT, early.header("location").unwrap(), &[], "")
+        .await;
+    assert_eq!(unlocked.status, StatusCode::OK);
+
+    // 90 minutes on: the scheduled message is due (and within queue.1's one-hour TTL from
+    // then), the 60 s one has expired.
+    http.advance_clock("5400s").await;
+    let due = http.send(Method::DELETE, head, &[], "").await;
+    assert_eq!(due.status, StatusCode::OK, "{due:?}");
+    assert_eq!(due.body, "later");
+    assert_eq!(
+        due.broker_properties()["ScheduledEnqueueTimeUtc"],
+        in_an_hour.as_str()
+    );
+    let none = http.send(Method::DELETE, head, &[], "").await;
+    assert_eq!(none.status, StatusCode::NO_CONTENT, "{none:?}");
 }
 
 #[tokio::test]
