@@ -3,9 +3,12 @@
 //! subscriptions and rules are created, read, listed, changed and deleted while the broker runs
 //! (the descriptions are translated in `convert`); purge and reset, and with `--test-controls`
 //! the virtual clock and fault injection, serve test suites; `GET /metrics` reports the
-//! broker's counts (`metrics`).
+//! broker's counts (`metrics`). The HTTP data plane (send, receive, settle and renew over REST)
+//! is served on the same port (`data_plane`, with messages converted in `http_message`).
 
 mod convert;
+mod data_plane;
+mod http_message;
 mod metrics;
 
 use std::sync::Arc;

@@ -56,6 +56,8 @@ QUEUES = {
         "DuplicateDetectionHistoryTimeWindow": "PT1M",
     },
     "q-no-dedup": {},
+    "q-http-to-amqp": {},
+    "q-amqp-to-http": {},
     "q-ttl-dead-letter": {
         "DefaultMessageTimeToLive": "PT2S",
         "DeadLetteringOnMessageExpiration": True,

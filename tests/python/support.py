@@ -1,6 +1,11 @@
-"""Small helpers shared by the SDK tests: message bodies, bounded receives and polling."""
+"""Small helpers shared by the SDK tests: message bodies, bounded receives and polling, and
+SAS tokens for raw HTTP requests to the admin port."""
 
+import base64
+import hashlib
+import hmac
 import time
+import urllib.parse
 
 from azure.servicebus import ServiceBusClient, ServiceBusMessage
 
@@ -17,6 +22,17 @@ def connection_string(port, key=KEY):
     return (
         f"Endpoint=sb://localhost:{port};SharedAccessKeyName={KEY_NAME};"
         f"SharedAccessKey={key};UseDevelopmentEmulator=true;"
+    )
+
+
+def sas_token(url, key=KEY, valid_secs=300):
+    """A `SharedAccessSignature` header value for `url`, signed with the emulator key."""
+    audience = urllib.parse.quote_plus(url)
+    expiry = str(int(time.time()) + valid_secs)
+    signature = hmac.new(key.encode(), f"{audience}\n{expiry}".encode(), hashlib.sha256)
+    return (
+        f"SharedAccessSignature sr={audience}&sig="
+        f"{urllib.parse.quote_plus(base64.b64encode(signature.digest()))}&se={expiry}&skn={KEY_NAME}"
     )
 
 

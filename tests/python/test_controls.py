@@ -4,14 +4,10 @@ sleeping), injected faults (server-busy, lock lost), purge and reset through the
 HTTP API, and none of it without `--test-controls`.
 """
 
-import base64
-import hashlib
-import hmac
 import json
 import subprocess
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from datetime import datetime, timedelta, timezone
 
@@ -24,7 +20,7 @@ from azure.servicebus.exceptions import (
     SessionLockLostError,
 )
 
-from support import KEY, KEY_NAME, bodies, peek_all, receive_exactly, strict_client
+from support import bodies, peek_all, receive_exactly, sas_token, strict_client
 
 
 def ctl(broker, *arguments):
@@ -42,14 +38,7 @@ def ctl(broker, *arguments):
 def api(broker, method, path):
     """Calls a control endpoint with a SAS token; returns (status, decoded JSON body)."""
     url = f"http://127.0.0.1:{broker.admin_port}{path}"
-    audience = urllib.parse.quote_plus(url)
-    expiry = str(int(time.time()) + 300)
-    signature = hmac.new(KEY.encode(), f"{audience}\n{expiry}".encode(), hashlib.sha256)
-    token = (
-        f"SharedAccessSignature sr={audience}&sig="
-        f"{urllib.parse.quote_plus(base64.b64encode(signature.digest()))}&se={expiry}&skn={KEY_NAME}"
-    )
-    request = urllib.request.Request(url, method=method, headers={"Authorization": token})
+    request = urllib.request.Request(url, method=method, headers={"Authorization": sas_token(url)})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read() or b"{}")

@@ -20,6 +20,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Broker {
     child: Child,
     pub port: u16,
+    /// The administration API's port (HTTP and HTTPS), from the `admin listening on` line.
+    pub admin_port: u16,
     pub data_dir: Option<PathBuf>,
     pub config: Option<PathBuf>,
 }
@@ -90,7 +92,17 @@ impl Broker {
         Broker::spawn(Some(config), Some(data_dir))
     }
 
+    /// Starts a broker with in-memory storage, `--test-controls` (the virtual clock) and the
+    /// built-in default configuration.
+    pub fn default_with_test_controls() -> Broker {
+        Broker::spawn_with(None, None, &["--test-controls"])
+    }
+
     fn spawn(config: Option<PathBuf>, data_dir: Option<PathBuf>) -> Broker {
+        Broker::spawn_with(config, data_dir, &[])
+    }
+
+    fn spawn_with(config: Option<PathBuf>, data_dir: Option<PathBuf>, flags: &[&str]) -> Broker {
         let mut command = Command::new(env!("CARGO_BIN_EXE_busbar"));
         command.args([
             "--listen",
@@ -100,6 +112,7 @@ impl Broker {
             "--admin-listen",
             "127.0.0.1:0",
         ]);
+        command.args(flags);
         if let Some(config) = &config {
             command.arg("--config").arg(config);
         }
@@ -114,23 +127,36 @@ impl Broker {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
-        let (lines, port_line) = mpsc::channel();
+        let (lines, port_lines) = mpsc::channel();
         // Reads stdout to its end so the broker never blocks on a full pipe.
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(address) = line.strip_prefix("listening on ") {
-                    let _ = lines.send(address.rsplit(':').next().unwrap_or("").to_owned());
+                let admin = line.starts_with("admin ");
+                if let Some(address) = line
+                    .strip_prefix(if admin { "admin " } else { "" })
+                    .and_then(|rest| rest.strip_prefix("listening on "))
+                {
+                    let port = address.rsplit(':').next().unwrap_or("").to_owned();
+                    let _ = lines.send((admin, port));
                 }
             }
         });
-        let port = port_line
-            .recv_timeout(START_TIMEOUT)
-            .expect("busbar did not print its listening line")
-            .parse()
-            .unwrap();
+        let (mut port, mut admin_port) = (None, None);
+        while port.is_none() || admin_port.is_none() {
+            let (admin, line) = port_lines
+                .recv_timeout(START_TIMEOUT)
+                .expect("busbar did not print its listening lines");
+            let parsed = Some(line.parse().unwrap());
+            if admin {
+                admin_port = parsed
+            } else {
+                port = parsed
+            }
+        }
         Broker {
             child,
-            port,
+            port: port.unwrap(),
+            admin_port: admin_port.unwrap(),
             data_dir,
             config,
         }

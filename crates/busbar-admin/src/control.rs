@@ -13,7 +13,8 @@
 //! `/$busbar/`, see [`crate::test_controls`]): purge and reset, and, only when the broker runs
 //! with `--test-controls`, a virtual clock and fault injection. They have default
 //! implementations meaning "not available", so an implementation serves them only if it
-//! overrides them.
+//! overrides them. The HTTP data plane's messaging operations come through the supertrait
+//! [`DataPlane`], whose methods likewise default to "not served".
 
 use std::future::Future;
 use std::time::Duration;
@@ -23,6 +24,7 @@ use crate::atom::{
     SubscriptionProperties, SubscriptionRuntimeProperties, Timestamp, TopicProperties,
     TopicRuntimeProperties,
 };
+use crate::data_plane::DataPlane;
 use crate::metrics::MetricsSnapshot;
 
 /// Why the broker refused or could not carry out an operation. The HTTP layer maps each to the
@@ -161,7 +163,7 @@ pub struct Page<T> {
 /// [`ControlError::NotFound`], as does an update or delete of a missing entity. Properties
 /// reach create and update already validated, and an update carries the whole new set (the
 /// HTTP layer merges what the request left out from the stored entity).
-pub trait NamespaceControl: Send + Sync + 'static {
+pub trait NamespaceControl: DataPlane + Send + Sync + 'static {
     /// The namespace's name, tier and times (`GET /$namespaceinfo`).
     fn namespace(&self) -> impl Future<Output = ControlResult<NamespaceInfo>> + Send;
 

@@ -6,6 +6,8 @@
 //!   feeds and error bodies they read back.
 //! - [`control`]: [`NamespaceControl`](control::NamespaceControl), the one narrow interface to
 //!   the broker, which implements it.
+//! - [`data_plane`]: [`DataPlane`](data_plane::DataPlane), the broker's send, receive and
+//!   settle operations for Service Bus's HTTP data plane, and its wire forms.
 //! - [`validate`]: names and property values as Service Bus checks them, before the broker is
 //!   asked.
 //! - [`auth`]: finding the shared-access-signature tokens of a request and having them
@@ -24,6 +26,7 @@
 pub mod atom;
 pub mod auth;
 pub mod control;
+pub mod data_plane;
 pub mod http;
 pub mod metrics;
 pub mod test_controls;

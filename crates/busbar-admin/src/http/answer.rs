@@ -1,7 +1,8 @@
 //! One request from its headers to its response: route, authorise, read the body under the
 //! cap and the deadline, dispatch, and answer. Every request gets an answer; a request whose
 //! body is too large or too late gets one that closes the connection. Busbar's own controls
-//! (`/$busbar/…`) are handed to [`super::controls`] once authorised; the health probe and the
+//! (`/$busbar/…`) are handed to [`super::controls`] once authorised, and the data plane's
+//! requests (`…/messages…`) to `super::data_plane`; the health probe and the
 //! Prometheus scrape (`GET /metrics`) are answered without a token.
 
 use std::time::Duration;
@@ -11,11 +12,13 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Body as _, Incoming};
 use hyper::header::IF_MATCH;
 use hyper::{Request, Response, StatusCode};
+use tokio::sync::watch;
 use tokio::time::{Instant, timeout_at};
 use tracing::debug;
 
 use super::config::{Scheme, ServerConfig};
 use super::controls;
+use super::data_plane::{self, DataExchange};
 use super::handlers::{Exchange, Failure, dispatch};
 use super::request_url::RequestUrl;
 use super::response::{self, Body, closing, refusal};
@@ -29,6 +32,7 @@ pub(crate) async fn answer<C: NamespaceControl>(
     control: &C,
     config: &ServerConfig,
     scheme: Scheme,
+    shutting_down: &watch::Receiver<bool>,
     request: Request<Incoming>,
 ) -> Response<Body> {
     let deadline = Instant::now() + config.request_timeout;
@@ -48,6 +52,17 @@ pub(crate) async fn answer<C: NamespaceControl>(
     {
         debug!(method = %parts.method, path = url.path(), %reason, "unauthorized");
         return response::unauthorized();
+    }
+    if let Some(request) = data_plane::route(&parts.method, url.path()) {
+        let exchange = DataExchange {
+            parts: &parts,
+            url: &url,
+            now,
+            deadline,
+            request_timeout: config.request_timeout,
+            closing: shutting_down.clone(),
+        };
+        return data_plane::answer(control, exchange, request, body).await;
     }
     let operation = match routed {
         Ok(Routed::Api(operation)) => operation,

@@ -9,11 +9,13 @@
 //! accept loop over plain TCP; [`AdminServer::serve_connection`] serves any accepted byte
 //! stream (the binary's gateway hands it TLS ones too), and hands requests that leave HTTP (a
 //! WebSocket upgrade) to the [`Upgrade`] of [`ServerConfig::upgrade`]. Busbar's own JSON
-//! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`.
+//! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`;
+//! the HTTP data plane's `…/messages…` requests ([`crate::data_plane`]) by `data_plane`.
 
 mod answer;
 mod config;
 mod controls;
+mod data_plane;
 mod handlers;
 mod request_url;
 mod response;

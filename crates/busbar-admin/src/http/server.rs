@@ -40,6 +40,8 @@ pub struct AdminServer<C> {
 struct Shared<C> {
     control: Arc<C>,
     config: ServerConfig,
+    /// Set when the server shuts down, so requests that wait (data-plane receives) end.
+    closing: watch::Sender<bool>,
 }
 
 impl<C> Clone for AdminServer<C> {
@@ -54,7 +56,11 @@ impl<C: NamespaceControl> AdminServer<C> {
     /// A server answering from `control` under `config`.
     pub fn new(control: Arc<C>, config: ServerConfig) -> AdminServer<C> {
         AdminServer {
-            shared: Arc::new(Shared { control, config }),
+            shared: Arc::new(Shared {
+                control,
+                config,
+                closing: watch::Sender::new(false),
+            }),
         }
     }
 
@@ -80,7 +86,9 @@ impl<C: NamespaceControl> AdminServer<C> {
                 if let Some(upgrade) = shared.config.upgrade.claiming(&request) {
                     return Ok::<_, Infallible>(upgrade.upgrade(request, peer));
                 }
-                let response = answer(&*shared.control, &shared.config, scheme, request).await;
+                let closing = shared.closing.subscribe();
+                let control = &*shared.control;
+                let response = answer(control, &shared.config, scheme, &closing, request).await;
                 Ok::<_, Infallible>(response)
             }
         });
@@ -162,6 +170,7 @@ pub async fn serve<C: NamespaceControl>(
         });
     }
     drop(listener);
+    server.shared.closing.send_replace(true);
     let _ = stop.send(true);
     let drained = tokio::time::timeout(grace, async {
         while connections.join_next().await.is_some() {}

@@ -22,6 +22,7 @@ use busbar_admin::control::{
     ClockState, ControlError, ControlResult, Fault, NamespaceControl, Page, QueueEntry, RuleEntry,
     SubscriptionEntry, TopicEntry,
 };
+use busbar_admin::data_plane::{DataPlane, DataPlaneResult, HttpMessage, ReceiveMode};
 use busbar_admin::metrics::{EntityMetrics, MetricsSnapshot};
 use tokio::sync::{Notify, OwnedMutexGuard};
 
@@ -64,6 +65,8 @@ pub struct MemoryNamespace {
     namespace_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
     namespace_calls: AtomicUsize,
     namespace_entered: Notify,
+    /// Signalled when a data-plane receive starts waiting.
+    pub receive_waiting: Notify,
 }
 
 fn key(name: &str) -> String {
@@ -200,6 +203,21 @@ impl TopicState {
         let mut entry = self.entry.clone();
         entry.runtime.subscription_count = self.subscriptions.len() as u64;
         entry
+    }
+}
+
+/// Of the HTTP data plane, only a receive that finds nothing: it waits until told to give up
+/// (its timeout or the server's shutdown). Sends and settlements get the trait's 404.
+impl DataPlane for MemoryNamespace {
+    async fn receive_message(
+        &self,
+        _entity: &str,
+        _mode: ReceiveMode,
+        give_up: impl Future<Output = ()> + Send,
+    ) -> DataPlaneResult<Option<HttpMessage>> {
+        self.receive_waiting.notify_one();
+        give_up.await;
+        Ok(None)
     }
 }
 

@@ -34,6 +34,22 @@ pub struct LinkId {
 }
 
 impl LinkId {
+    /// An id no engine hands out (slot and generation `u32::MAX`), for code that keys
+    /// receivers by link but also serves receivers that have no connection (the broker's HTTP
+    /// receives).
+    pub const OUTSIDE_ENGINE: LinkId = LinkId {
+        session: SessionId {
+            key: SlotKey {
+                slot: u32::MAX,
+                generation: u32::MAX,
+            },
+        },
+        key: SlotKey {
+            slot: u32::MAX,
+            generation: u32::MAX,
+        },
+    };
+
     /// Our handle for the link (the peer uses its own handle).
     pub fn handle(self) -> u32 {
         self.key.slot

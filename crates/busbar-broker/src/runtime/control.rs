@@ -27,10 +27,12 @@ use crate::config::{NamespaceConfig, QueueConfig, check_namespace};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
 
+mod data_plane;
 mod reset;
 mod testing;
 mod topics;
 
+pub use data_plane::LockedMessageAction;
 pub use testing::{ClockState, Fault};
 pub use topics::{SubscriptionState, TopicState};
 

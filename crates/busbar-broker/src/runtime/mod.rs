@@ -39,8 +39,8 @@ use tokio::task::JoinSet;
 
 pub use clock::Clock;
 pub use control::{
-    ClockState, Control, ControlError, EntityState, Fault, QueueState, SubscriptionState,
-    TopicState,
+    ClockState, Control, ControlError, EntityState, Fault, LockedMessageAction, QueueState,
+    SubscriptionState, TopicState,
 };
 pub use metrics::{EntityTraffic, MetricsSnapshot};
 

@@ -13,7 +13,7 @@ mod transactional_work;
 mod transactions;
 mod transfers;
 
-pub(crate) use transfers::store_routed;
+pub(crate) use transfers::{client_send, store_routed};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;

@@ -25,7 +25,7 @@ use crate::runtime::inbound::messages_of_transfer;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, HoldJoin, Reply, post_entity};
 use crate::runtime::management::{Operation, OperationResult};
 use crate::runtime::outbound::{delivered_message, lock_tag};
-use crate::runtime::registry::{EntityHandle, Resolved};
+use crate::runtime::registry::{EntityHandle, Registry, Resolved};
 use crate::runtime::settlement::{outcome_of, rejected, success_echo};
 
 impl BrokerConnection {
@@ -72,32 +72,25 @@ impl BrokerConnection {
             }
         };
         let registry = self.shared.registry.current();
-        // The entity (a topic: its own entity of scheduled messages) counts what it accepts.
-        let metrics = match registry.resolve(path) {
-            Some(Resolved::Entity(handle)) => Arc::clone(&handle.metrics),
-            Some(Resolved::Topic(topic)) => Arc::clone(&topic.scheduled.metrics),
-            // Deleted while the link was open: refused as Service Bus refuses a missing entity.
-            None => {
+        if let Some(txn) = txn {
+            if registry.resolve(path).is_none() {
                 outcome(Err(BrokerError::EntityNotFound {
                     namespace: self.shared.namespace.clone(),
                     entity: path.to_string(),
                 }));
                 return;
             }
-        };
-        if let Some(txn) = txn {
             let targets = registry.route(path, messages);
             self.send_in_transaction(txn, (link, delivery_id, settled), targets);
             return;
         }
-        let count = u64::try_from(messages.len()).unwrap_or(u64::MAX);
-        let reply: Reply = Box::new(move |result: Result<OperationResult, BrokerError>| {
-            if result.is_ok() {
-                metrics.received(count);
-            }
-            outcome(result);
-        });
-        store_routed(registry.route(path, messages), reply);
+        client_send(
+            &registry,
+            &self.shared.namespace,
+            path,
+            messages,
+            Box::new(outcome),
+        );
     }
 
     /// Why a sent message is refused for its size, if it is: past the link's max-message-size,
@@ -323,6 +316,38 @@ impl BrokerConnection {
             }
         }
     }
+}
+
+/// A client's send to `path` (over an AMQP link or the HTTP data plane): routed through the
+/// registry and stored, counted as received by the entity that accepts it (a topic: its own
+/// entity of scheduled messages); `reply` gets the outcome once it is durable.
+pub(crate) fn client_send(
+    registry: &Registry,
+    namespace: &str,
+    path: &EntityPath,
+    messages: Vec<NewMessage>,
+    reply: Reply,
+) {
+    let metrics = match registry.resolve(path) {
+        Some(Resolved::Entity(handle)) => Arc::clone(&handle.metrics),
+        Some(Resolved::Topic(topic)) => Arc::clone(&topic.scheduled.metrics),
+        // Deleted while the link was open: refused as Service Bus refuses a missing entity.
+        None => {
+            reply(Err(BrokerError::EntityNotFound {
+                namespace: namespace.to_owned(),
+                entity: path.to_string(),
+            }));
+            return;
+        }
+    };
+    let count = u64::try_from(messages.len()).unwrap_or(u64::MAX);
+    let counted: Reply = Box::new(move |result: Result<OperationResult, BrokerError>| {
+        if result.is_ok() {
+            metrics.received(count);
+        }
+        reply(result);
+    });
+    store_routed(registry.route(path, messages), counted);
 }
 
 /// Stores routed messages (a client's send, or a message forwarded out of a dead-letter
