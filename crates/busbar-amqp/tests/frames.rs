@@ -174,8 +174,9 @@ fn missing_mandatory_fields_are_invalid_field_errors() {
 
 #[test]
 fn unknown_delivery_states_are_kept_undecoded() {
+    // A state no part of AMQP 1.0 defines (a vendor's).
     let declared = Value::described(
-        Descriptor::Code(0x33),
+        Descriptor::Code(0x0000_0137_0000_0001),
         Value::List(vec![Value::Binary(Bytes::from_static(b"txn"))]),
     );
     let disposition = Value::described(
@@ -194,10 +195,49 @@ fn unknown_delivery_states_are_kept_undecoded() {
     let Some(DeliveryState::Other(state)) = &d.state else {
         panic!("state not kept: {:?}", d.state);
     };
-    assert_eq!(state.descriptor, Descriptor::Code(0x33));
+    assert_eq!(state.descriptor, Descriptor::Code(0x0000_0137_0000_0001));
     let mut out = BytesMut::new();
     d.encode(&mut out);
     assert_eq!(Disposition::decode(&mut out.freeze()).unwrap(), d);
+}
+
+#[test]
+fn transactional_states_decode_and_encode_round_trip() {
+    let declared = DeliveryState::Declared(Declared {
+        txn_id: Bytes::from_static(b"txn-1"),
+    });
+    let transactional = DeliveryState::Transactional(Box::new(TransactionalState {
+        txn_id: Bytes::from_static(b"txn-1"),
+        outcome: Some(DeliveryState::Accepted(Accepted {})),
+    }));
+    for state in [declared, transactional] {
+        let disposition = Disposition {
+            role: Role::Receiver,
+            first: DeliveryNumber(4),
+            last: None,
+            settled: true,
+            state: Some(state),
+            batchable: false,
+        };
+        let mut out = BytesMut::new();
+        disposition.encode(&mut out);
+        assert_eq!(Disposition::decode(&mut out.freeze()).unwrap(), disposition);
+    }
+    let discharge = Value::described(
+        Descriptor::Code(0x32),
+        Value::List(vec![
+            Value::Binary(Bytes::from_static(b"txn-1")),
+            Value::Bool(true),
+        ]),
+    );
+    assert_eq!(
+        CoordinatorRequest::from_value(discharge).unwrap(),
+        CoordinatorRequest::Discharge(Discharge {
+            txn_id: Bytes::from_static(b"txn-1"),
+            fail: Some(true),
+        })
+    );
+    assert!(CoordinatorRequest::from_value(Value::Null).is_err());
 }
 
 #[test]

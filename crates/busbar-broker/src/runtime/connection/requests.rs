@@ -8,7 +8,7 @@ use busbar_amqp::performatives::{Accepted, DeliveryState, MessageFormat};
 use bytes::Bytes;
 
 use super::attach::top_up_credit;
-use super::transactions::transaction_of;
+use super::transactions::{SendAnswer, transaction_of};
 use super::transfers::size_exceeded;
 use super::{BrokerConnection, Grant, LinkKind, RequestNode};
 use crate::address::{Address, path_of};
@@ -22,7 +22,7 @@ use crate::runtime::settlement::rejected;
 
 impl BrokerConnection {
     pub(super) fn request(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
-        let link = transfer.link;
+        let (link, delivery_id) = (transfer.link, transfer.delivery_id);
         let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
         // A request past the connection's hard cap cannot be answered on the reply link (its
         // message-id and reply-to were dropped with it): its delivery is rejected instead.
@@ -103,6 +103,21 @@ impl BrokerConnection {
                     }
                 };
                 if let Some(txn) = txn {
+                    if let management::Operation::Enqueue(messages) = operation {
+                        let answer = SendAnswer::Schedule {
+                            request: Box::new(request),
+                            entity: entity.path.clone(),
+                        };
+                        let targets = vec![(entity, messages)];
+                        self.send_in_transaction(
+                            txn,
+                            (link, delivery_id),
+                            answer,
+                            targets,
+                            connection,
+                        );
+                        return;
+                    }
                     let result = self.operate_in_transaction(&txn, &entity, operation);
                     self.respond_management(link, &request, &entity.path, result, connection);
                     return;

@@ -5,9 +5,9 @@
 
 use busbar_amqp::engine::{Connection, DeliveryId, DispositionUpdate, LinkId};
 use busbar_amqp::performatives::TransactionalState;
-use busbar_core::{LockToken, NewMessage, Outcome};
+use busbar_core::{LockToken, NewMessage, Outcome, SequenceNumber};
 
-use super::transactions::{LinkDelivery, PendingSend, Settlements, transactional};
+use super::transactions::{LinkDelivery, PendingSend, SendAnswer, Settlements, transactional};
 use super::{BrokerConnection, LinkKind};
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::HeldPart;
@@ -18,12 +18,15 @@ use crate::runtime::settlement::{outcome_of, rejected, success_echo};
 use crate::runtime::transaction::{TransactionHold, TxnId};
 
 impl BrokerConnection {
-    /// A send inside `txn`: every target entity holds its copies and hands them back here.
+    /// A send (or schedule) inside `txn`, by the transfer `(link, delivery_id)`: every target
+    /// entity holds its copies and hands them back here; `answer` hears the outcome.
     pub(super) fn send_in_transaction(
         &mut self,
         txn: TxnId,
-        (link, delivery_id, settled): (LinkId, DeliveryId, bool),
+        (link, delivery_id): (LinkId, DeliveryId),
+        answer: SendAnswer,
         targets: Vec<(EntityHandle, Vec<NewMessage>)>,
+        connection: &mut Connection,
     ) {
         let refusal = if self.transactions.open.contains_key(&txn) {
             super::transfers::refusal(&targets)
@@ -31,11 +34,17 @@ impl BrokerConnection {
             Some(self.not_open(&txn))
         };
         if let Some(error) = refusal {
-            self.answer_send(&txn, (link, delivery_id), settled, Err(error));
+            self.answer_send(&txn, (link, delivery_id), answer, Err(error), connection);
             return;
         }
         if targets.is_empty() {
-            self.answer_send(&txn, (link, delivery_id), settled, Ok(()));
+            self.answer_send(
+                &txn,
+                (link, delivery_id),
+                answer,
+                Ok(Vec::new()),
+                connection,
+            );
             return;
         }
         if let Some(transaction) = self.transactions.open.get_mut(&txn) {
@@ -45,7 +54,7 @@ impl BrokerConnection {
                     remaining: targets.len(),
                     parts: Vec::new(),
                     refusal: None,
-                    settled,
+                    answer,
                 },
             );
         }
@@ -105,8 +114,13 @@ impl BrokerConnection {
                 Err(error)
             }
             None => {
+                let sequences = send
+                    .parts
+                    .iter()
+                    .flat_map(|part| part.sequences.clone())
+                    .collect();
                 transaction.parts.extend(send.parts);
-                Ok(())
+                Ok(sequences)
             }
         };
         let discharge = if transaction.sending.is_empty() {
@@ -114,24 +128,34 @@ impl BrokerConnection {
         } else {
             None
         };
-        self.answer_send(&txn, transfer, send.settled, result);
+        self.answer_send(&txn, transfer, send.answer, result, connection);
         if let Some(discharge) = discharge {
             self.commit(txn, discharge, connection);
         }
     }
 
-    /// Answers a send inside `txn` with its provisional outcome.
+    /// Answers a send inside `txn` with its provisional outcome (a schedule with the sequence
+    /// numbers of its held copies).
     fn answer_send(
         &mut self,
         txn: &TxnId,
         (link, delivery_id): (LinkId, DeliveryId),
-        settled: bool,
-        result: Result<(), BrokerError>,
+        answer: SendAnswer,
+        result: Result<Vec<SequenceNumber>, BrokerError>,
+        connection: &mut Connection,
     ) {
+        let settled = match answer {
+            SendAnswer::Transfer { settled } => settled,
+            SendAnswer::Schedule { request, entity } => {
+                let result = result.map(OperationResult::SequenceNumbers);
+                self.respond_management(link, &request, &entity, result, connection);
+                return;
+            }
+        };
         if settled {
             return;
         }
-        let outcome = self.send_state(link, result);
+        let outcome = self.send_state(link, result.map(|_| ()));
         self.held_dispositions
             .hold(link, delivery_id, transactional(txn, outcome));
     }

@@ -23,6 +23,7 @@ use crate::runtime::atomic_send::HeldPart;
 use crate::runtime::clock;
 use crate::runtime::entity_task::store_error;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
+use crate::runtime::request::Request;
 use crate::runtime::settlement::rejected;
 use crate::runtime::transaction::{TransactionCommit, TxnId};
 
@@ -60,7 +61,19 @@ pub(super) struct PendingSend {
     pub(super) remaining: usize,
     pub(super) parts: Vec<HeldPart>,
     pub(super) refusal: Option<BrokerError>,
-    pub(super) settled: bool,
+    /// Who hears the outcome once every entity answered.
+    pub(super) answer: SendAnswer,
+}
+
+/// Who a send inside a transaction is answered to.
+pub(super) enum SendAnswer {
+    /// The client's transfer on a sender link, unless it came settled.
+    Transfer { settled: bool },
+    /// A `schedule-message` request: answered with the held copies' sequence numbers.
+    Schedule {
+        request: Box<Request>,
+        entity: String,
+    },
 }
 
 /// The settlements of a transaction: one entity's (Service Bus refuses a local transaction

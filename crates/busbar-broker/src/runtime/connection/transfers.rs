@@ -15,7 +15,7 @@ use bytes::Bytes;
 
 use super::attach::SEND_CREDIT;
 use super::settlements::Settlement;
-use super::transactions::transaction_of;
+use super::transactions::{SendAnswer, transaction_of};
 use super::{BrokerConnection, LinkKind};
 use crate::address::EntityPath;
 use crate::errors::BrokerError;
@@ -81,7 +81,8 @@ impl BrokerConnection {
                 return;
             }
             let targets = registry.route(path, messages);
-            self.send_in_transaction(txn, (link, delivery_id, settled), targets);
+            let answer = SendAnswer::Transfer { settled };
+            self.send_in_transaction(txn, (link, delivery_id), answer, targets, connection);
             return;
         }
         client_send(

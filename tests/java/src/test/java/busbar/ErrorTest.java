@@ -2,13 +2,12 @@
 // MESSAGING_ENTITY_NOT_FOUND for a sender (and amqp:not-found under a receiver's error); a message
 // beyond the 256 KiB limit the broker advertises is MESSAGE_SIZE_EXCEEDED, and the same sender goes
 // on sending afterwards.
-// (MESSAGE_LOCK_LOST and SESSION_LOCK_LOST are checked in LockTest and SessionTest.) A
-// transaction, which the broker does not serve yet, is refused at once instead of hanging.
+// (MESSAGE_LOCK_LOST and SESSION_LOCK_LOST are checked in LockTest and SessionTest; transactions
+// in TransactionTest.)
 package busbar;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.azure.core.amqp.exception.AmqpErrorCondition;
 import com.azure.core.amqp.exception.AmqpException;
@@ -75,18 +74,5 @@ class ErrorTest extends BrokerTest {
             sender.sendMessage(new ServiceBusMessage("small"));
         }
         assertEquals(List.of("small"), bodies(peekAll("q-oversize")));
-    }
-
-    @Test
-    void aTransactionIsRefusedAtOnce() {
-        try (ServiceBusSenderClient sender = strict.sender().queueName("q-oversize").buildClient()) {
-            long started = System.nanoTime();
-            ServiceBusException error = assertThrows(ServiceBusException.class, sender::createTransaction);
-            Duration took = Duration.ofNanos(System.nanoTime() - started);
-            // The SDK maps amqp:not-implemented to an UnsupportedOperationException cause.
-            assertTrue(error.getCause() instanceof UnsupportedOperationException, () -> describe(error));
-            // It used to hang for four minutes; an answered refusal takes well under ten seconds.
-            assertTrue(took.compareTo(Duration.ofSeconds(10)) < 0, () -> "took " + took);
-        }
     }
 }

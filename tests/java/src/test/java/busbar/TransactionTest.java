@@ -1,10 +1,11 @@
 // Transactions as the Java SDK uses them: a send inside a committed transaction is delivered
 // and one rolled back never is; a completion rolled back leaves the message locked where it was
 // (the SDK will not settle that message object again, so the lock is run out on the broker's
-// virtual clock and the message received anew); a
-// receive, complete and send to another queue in one cross-entity transaction commit both or
-// neither; a transaction left open past Service Bus's two minutes (on the broker's virtual
-// clock) is rolled back and its commit refused.
+// virtual clock and the message received anew); a receive, complete and send to another queue
+// in one cross-entity transaction commit both or neither; a deferred message completed and a
+// message scheduled inside a transaction change nothing until the commit; a transaction left
+// open past Service Bus's two minutes (on the broker's virtual clock) is rolled back and its
+// commit refused.
 package busbar;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -18,6 +19,8 @@ import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.ServiceBusTransactionContext;
 import com.azure.messaging.servicebus.models.CompleteOptions;
+import com.azure.messaging.servicebus.models.ServiceBusMessageState;
+import java.time.OffsetDateTime;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -120,6 +123,28 @@ class TransactionTest extends BrokerTest {
             receiver.commitTransaction(transaction);
         }
         assertEquals(List.of(), peekedBodies("q-txn-deferred"));
+    }
+
+    @Test
+    void aScheduleInsideATransactionExistsOnlyOnceItCommits() {
+        OffsetDateTime due = OffsetDateTime.now().plusHours(1);
+        try (ServiceBusSenderClient sender = sender("q-txn-schedule")) {
+            ServiceBusTransactionContext rolledBack = sender.createTransaction();
+            sender.scheduleMessage(new ServiceBusMessage("never"), due, rolledBack);
+            sender.rollbackTransaction(rolledBack);
+            assertEquals(List.of(), peekedBodies("q-txn-schedule"));
+
+            ServiceBusTransactionContext committed = sender.createTransaction();
+            long sequence = sender.scheduleMessage(new ServiceBusMessage("later"), due, committed);
+            assertEquals(List.of(), peekedBodies("q-txn-schedule"), "visible before the commit");
+            sender.commitTransaction(committed);
+            List<ServiceBusReceivedMessage> scheduled = peekAll("q-txn-schedule");
+            assertEquals(List.of("later"), scheduled.stream().map(m -> m.getBody().toString()).toList());
+            assertEquals(sequence, scheduled.get(0).getSequenceNumber());
+            assertEquals(ServiceBusMessageState.SCHEDULED, scheduled.get(0).getState());
+            sender.cancelScheduledMessage(sequence);
+        }
+        assertEquals(List.of(), peekedBodies("q-txn-schedule"));
     }
 
     @Test
