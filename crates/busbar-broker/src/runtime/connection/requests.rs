@@ -86,6 +86,15 @@ impl BrokerConnection {
                     return;
                 };
                 if let Some(parsed) = management::parse_session_operation(&request) {
+                    if txn.is_some() {
+                        // Session state inside a transaction (a .NET feature) is not served:
+                        // refused, never applied outside the transaction.
+                        let refused = Err(BrokerError::NotImplemented {
+                            operation: "a session operation inside a transaction".into(),
+                        });
+                        self.respond_management(link, &request, &entity.path, refused, connection);
+                        return;
+                    }
                     self.session_request(link, request, &entity, parsed, connection);
                     return;
                 }
