@@ -14,6 +14,8 @@
 //! - [`metrics`]: `GET /metrics`, the broker's counts in the Prometheus text format.
 //! - [`tls`]: TLS on the same port, its certificates (a development CA, or PEM files), and
 //!   the first-byte test that tells it from plain HTTP.
+//! - [`explorer`]: the web explorer under `/explorer` (pages, sign-in sessions) and the types
+//!   of its JSON API under `/$busbar/api/`.
 //! - [`test_controls`]: Busbar's own JSON endpoints under `/$busbar/` (purge, reset, and with
 //!   `--test-controls` a virtual clock and fault injection): paths, bodies and durations, shared
 //!   with the `busbar ctl` client.
@@ -26,6 +28,7 @@
 pub mod atom;
 pub mod auth;
 pub mod control;
+pub mod explorer;
 pub mod http;
 pub mod metrics;
 pub mod test_controls;

@@ -2,7 +2,8 @@
 //! cap and the deadline, dispatch, and answer. Every request gets an answer; a request whose
 //! body is too large or too late gets one that closes the connection. Busbar's own controls
 //! (`/$busbar/…`) are handed to [`super::controls`] once authorised; the health probe and the
-//! Prometheus scrape (`GET /metrics`) are answered without a token.
+//! Prometheus scrape (`GET /metrics`) are answered without a token, and the web explorer
+//! (`/explorer…`, [`crate::explorer`]) checks its own sign-in sessions.
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use super::response::{self, Body, closing, refusal};
 use super::route::{Operation, RouteError, Routed, is_health_probe, is_metrics_scrape, route};
 use crate::atom::MAX_DOCUMENT_BYTES;
 use crate::control::{ControlError, NamespaceControl};
+use crate::explorer;
 use crate::metrics::{self, render};
 
 /// Answers one request.
@@ -40,6 +42,9 @@ pub(crate) async fn answer<C: NamespaceControl>(
     }
     if is_metrics_scrape(&parts.method, url.path(), url.has_api_version()) {
         return scrape(control, deadline).await;
+    }
+    if explorer::is_explorer_path(url.path()) {
+        return explorer::answer(control, config, scheme, &parts, &url, body, deadline).await;
     }
     let routed = route(&parts.method, url.path());
     if let Err(reason) = config
@@ -128,7 +133,7 @@ const PLAIN: &str = "text/plain; charset=utf-8";
 
 /// Why a request body was not read whole.
 #[derive(Debug)]
-pub(super) enum BodyError {
+pub(crate) enum BodyError {
     /// Over the cap: announced by `Content-Length` (then not read at all) or found reading.
     TooLarge,
     /// Still arriving at the request's deadline.
@@ -139,7 +144,7 @@ pub(super) enum BodyError {
 
 impl BodyError {
     /// The status that answers it.
-    pub(super) fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             BodyError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             BodyError::Late => StatusCode::REQUEST_TIMEOUT,
@@ -148,7 +153,7 @@ impl BodyError {
     }
 
     /// What the client is told, given the body cap and the request deadline.
-    pub(super) fn message(&self, limit: usize, deadline: Duration) -> String {
+    pub(crate) fn message(&self, limit: usize, deadline: Duration) -> String {
         match self {
             BodyError::TooLarge => {
                 format!("SubCode=40000. The request body is larger than {limit} bytes.")
@@ -166,7 +171,7 @@ impl BodyError {
 
 /// Reads a body of at most `limit` bytes by `deadline`, refusing one whose `Content-Length`
 /// is over the limit before reading a byte of it.
-pub(super) async fn read_body(
+pub(crate) async fn read_body(
     body: Incoming,
     limit: usize,
     deadline: Instant,

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::atom::{MAX_DOCUMENT_BYTES, Timestamp};
 use crate::auth::Authorization;
+use crate::explorer::Sessions;
 use crate::tls::TlsConfig;
 
 /// The server's settings. [`ServerConfig::new`] fills in the defaults.
@@ -34,6 +35,8 @@ pub struct ServerConfig {
     /// TLS next to plain HTTP on the same port, told apart by each connection's first byte
     /// (default none: plain HTTP only).
     pub tls: Option<TlsConfig>,
+    /// The web explorer's sign-in sessions (kept for the server's life; clones share them).
+    pub explorer_sessions: Arc<Sessions>,
 }
 
 impl ServerConfig {
@@ -48,6 +51,7 @@ impl ServerConfig {
             shutdown_grace: Duration::from_secs(5),
             clock: Clock::system(),
             tls: None,
+            explorer_sessions: Arc::default(),
         }
     }
 }

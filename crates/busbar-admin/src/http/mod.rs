@@ -10,12 +10,12 @@
 //! [`AdminServer::serve_connection`] serves any accepted byte stream. Busbar's own JSON
 //! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`.
 
-mod answer;
-mod config;
-mod controls;
+pub(crate) mod answer;
+pub(crate) mod config;
+pub(crate) mod controls;
 mod handlers;
-mod request_url;
-mod response;
+pub(crate) mod request_url;
+pub(crate) mod response;
 mod route;
 mod server;
 

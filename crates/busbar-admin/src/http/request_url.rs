@@ -55,6 +55,11 @@ impl RequestUrl {
         &self.path
     }
 
+    /// `scheme://host` as the client reached the server (what a same-origin `Origin` says).
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
+    }
+
     /// The raw query.
     pub(crate) fn query(&self) -> &str {
         &self.query

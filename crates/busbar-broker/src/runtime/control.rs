@@ -27,10 +27,14 @@ use crate::config::{NamespaceConfig, QueueConfig, check_namespace};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
 
+mod explorer;
+mod peeked;
 mod reset;
 mod testing;
 mod topics;
 
+pub use explorer::{MAX_PAGE, Redriven};
+pub use peeked::{OutgoingMessage, PeekedMessage};
 pub use testing::{ClockState, Fault};
 pub use topics::{SubscriptionState, TopicState};
 
