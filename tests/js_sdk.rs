@@ -6,14 +6,16 @@
 //! later runs reuse it. The test files stay in `tests/js` and find the packages through
 //! `NODE_PATH`. Node's report goes straight to this process's stdout and stderr.
 
+#[path = "sdk_suite/npm.rs"]
+mod npm;
 mod sdk_suite;
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use sdk_suite::{cache_dir, mark_ready, run, version_of, wait_with_guard};
+use npm::installed_packages;
+use sdk_suite::wait_with_guard;
 
 /// A guard against a hung broker or client: the suite itself takes a few seconds.
 const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
@@ -22,7 +24,7 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 fn javascript_sdk_suite_passes_against_the_binary() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let suite = root.join("tests").join("js");
-    let modules = installed_packages(&suite);
+    let modules = installed_packages(&suite, "js-packages");
 
     // The SDK can leave a timer behind after a file's tests (its connection retry), which would
     // keep that file's process idle for a minute and a half once every test has reported.
@@ -41,37 +43,4 @@ fn javascript_sdk_suite_passes_against_the_binary() {
         status.success(),
         "the JavaScript SDK suite failed ({status}); node's report is above"
     );
-}
-
-/// The `node_modules` directory holding the pinned packages, installing them if needed.
-fn installed_packages(suite: &Path) -> PathBuf {
-    let read = |name: &str| {
-        let path = suite.join(name);
-        fs::read(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
-    };
-    let manifest = read("package.json");
-    let lock = read("package-lock.json");
-    let version = version_of(
-        "node",
-        "the JavaScript SDK end-to-end tests (tests/js); install Node 18 or later",
-    );
-    let (dir, ready) = cache_dir("js-packages", &[&manifest, &lock, version.as_bytes()]);
-    let modules = dir.join("node_modules");
-    if ready {
-        return modules;
-    }
-    fs::create_dir_all(&dir)
-        .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
-    for (name, contents) in [("package.json", &manifest), ("package-lock.json", &lock)] {
-        fs::write(dir.join(name), contents)
-            .unwrap_or_else(|error| panic!("cannot write {name} to {}: {error}", dir.display()));
-    }
-    run(
-        Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir),
-        "npm ci (tests/js/package-lock.json)",
-    );
-    mark_ready(&dir);
-    modules
 }
