@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Body as _, Incoming};
-use hyper::header::IF_MATCH;
+use hyper::header::{ACCEPT, IF_MATCH};
 use hyper::{Request, Response, StatusCode};
 use tokio::time::{Instant, timeout_at};
 use tracing::debug;
@@ -41,7 +41,12 @@ pub(crate) async fn answer<C: NamespaceControl>(
         return response::healthy(control.test_controls());
     }
     if is_metrics_scrape(&parts.method, url.path(), url.has_api_version()) {
-        return scrape(control, deadline).await;
+        let accept = parts
+            .headers
+            .get(ACCEPT)
+            .and_then(|value| value.to_str().ok());
+        let text_format = accept.is_some_and(metrics::prefers_text_format);
+        return scrape(control, deadline, text_format).await;
     }
     if explorer::is_explorer_path(url.path()) {
         return explorer::answer(control, config, scheme, &parts, &url, body, deadline).await;
@@ -105,10 +110,18 @@ pub(crate) async fn answer<C: NamespaceControl>(
     }
 }
 
-/// `GET /metrics`: the control's counts in the Prometheus text format, or a plain-text 404
-/// (not served) or 503.
-async fn scrape<C: NamespaceControl>(control: &C, deadline: Instant) -> Response<Body> {
+/// `GET /metrics`: the control's counts in the OpenMetrics text format (or Prometheus's 0.0.4
+/// text format when `text_format`), or a plain-text 404 (not served) or 503.
+async fn scrape<C: NamespaceControl>(
+    control: &C,
+    deadline: Instant,
+    text_format: bool,
+) -> Response<Body> {
     match timeout_at(deadline, control.metrics()).await {
+        Ok(Ok(snapshot)) if text_format => {
+            let text = metrics::to_text_format(&render(&snapshot));
+            response::text(StatusCode::OK, metrics::TEXT_CONTENT_TYPE, text)
+        }
         Ok(Ok(snapshot)) => {
             response::text(StatusCode::OK, metrics::CONTENT_TYPE, render(&snapshot))
         }
