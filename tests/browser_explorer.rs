@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use npm::installed_packages;
+use npm::{installed_packages, node_test};
 use python_venv::prepared_environment;
 use sdk_suite::{run, wait_with_guard};
 
@@ -35,16 +35,9 @@ fn explorer_browser_suite_passes_against_the_binary() {
     let modules = installed_packages(&suite, "browser-packages");
     let python = prepared_environment(&root.join("tests").join("python").join("requirements.txt"));
 
-    let child = Command::new("node")
-        .arg("--test")
-        .arg("--test-force-exit")
-        .arg(&suite)
-        .current_dir(root)
-        .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))
+    let child = node_test(root, &suite, &modules, env!("CARGO_BIN_EXE_busbar"))
         .env("BUSBAR_PYTHON", &python)
         .env("BUSBAR_CHROMIUM", CHROMIUM)
-        .env("NODE_PATH", &modules)
-        .env("RUST_LOG", "warn")
         .spawn()
         .unwrap_or_else(|error| panic!("cannot start node: {error}"));
     let status = wait_with_guard(child, SUITE_TIMEOUT, "explorer browser suite");

@@ -11,10 +11,9 @@ mod npm;
 mod sdk_suite;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
-use npm::installed_packages;
+use npm::{installed_packages, node_test};
 use sdk_suite::wait_with_guard;
 
 /// A guard against a hung broker or client: the suite itself takes a few seconds.
@@ -26,16 +25,7 @@ fn javascript_sdk_suite_passes_against_the_binary() {
     let suite = root.join("tests").join("js");
     let modules = installed_packages(&suite, "js-packages");
 
-    // The SDK can leave a timer behind after a file's tests (its connection retry), which would
-    // keep that file's process idle for a minute and a half once every test has reported.
-    let child = Command::new("node")
-        .arg("--test")
-        .arg("--test-force-exit")
-        .arg(&suite)
-        .current_dir(root)
-        .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))
-        .env("NODE_PATH", &modules)
-        .env("RUST_LOG", "warn")
+    let child = node_test(root, &suite, &modules, env!("CARGO_BIN_EXE_busbar"))
         .spawn()
         .unwrap_or_else(|error| panic!("cannot start node: {error}"));
     let status = wait_with_guard(child, SUITE_TIMEOUT, "JavaScript SDK suite");

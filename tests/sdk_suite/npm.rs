@@ -40,3 +40,20 @@ pub(crate) fn installed_packages(suite: &Path, prefix: &str) -> PathBuf {
     mark_ready(&dir);
     modules
 }
+
+/// `node --test` on `suite` from `root`, finding the packages in `modules` and the broker at
+/// `binary` (`BUSBAR_BIN`).
+pub(crate) fn node_test(root: &Path, suite: &Path, modules: &Path, binary: &str) -> Command {
+    let mut command = Command::new("node");
+    // A client can leave a timer behind after a file's tests (the SDK's connection retry), which
+    // would keep that file's process idle for a minute and a half once every test has reported.
+    command
+        .arg("--test")
+        .arg("--test-force-exit")
+        .arg(suite)
+        .current_dir(root)
+        .env("BUSBAR_BIN", binary)
+        .env("NODE_PATH", modules)
+        .env("RUST_LOG", "warn");
+    command
+}

@@ -133,32 +133,30 @@ pub(super) async fn entity_counts<C: NamespaceControl>(
     control: &C,
     path: &str,
 ) -> ControlResult<EntityCounts> {
-    match path.split_once("/Subscriptions/") {
+    let (kind, counts, requires_session) = match path.split_once("/Subscriptions/") {
         Some((topic, name)) => {
             let entry = control.subscription(topic, name).await?;
-            let counts = entry.runtime.counts;
-            Ok(EntityCounts {
-                path: path.to_owned(),
-                kind: EntityKind::Subscription,
-                active: counts.active,
-                dead_letter: counts.dead_letter,
-                scheduled: counts.scheduled,
-                requires_session: entry.properties.requires_session,
-            })
+            let requires_session = entry.properties.requires_session;
+            (
+                EntityKind::Subscription,
+                entry.runtime.counts,
+                requires_session,
+            )
         }
         None => {
             let entry = control.queue(path).await?;
-            let counts = entry.runtime.counts;
-            Ok(EntityCounts {
-                path: path.to_owned(),
-                kind: EntityKind::Queue,
-                active: counts.active,
-                dead_letter: counts.dead_letter,
-                scheduled: counts.scheduled,
-                requires_session: entry.properties.requires_session,
-            })
+            let requires_session = entry.properties.requires_session;
+            (EntityKind::Queue, entry.runtime.counts, requires_session)
         }
-    }
+    };
+    Ok(EntityCounts {
+        path: path.to_owned(),
+        kind,
+        active: counts.active,
+        dead_letter: counts.dead_letter,
+        scheduled: counts.scheduled,
+        requires_session,
+    })
 }
 
 async fn rules<C: NamespaceControl>(

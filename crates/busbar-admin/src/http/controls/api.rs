@@ -2,21 +2,19 @@
 //! does, for scripts and test suites, authorised by the same SAS token as the administration
 //! API. Every failure is `{"error":"…"}` with a 4xx or 5xx status; bodies are bounded.
 
-use bytes::Bytes;
 use hyper::body::Incoming;
 use hyper::{Method, Response, StatusCode};
 use serde::{Deserialize, Serialize};
-use tokio::time::{Instant, timeout_at};
+use tokio::time::Instant;
 
-use super::{Problem, entity_name, error, no_entity, to_json};
+use super::{Problem, body_of, entity_name, no_entity, respond, to_json};
 use crate::control::NamespaceControl;
 use crate::explorer::{
     EntityCounts, MAX_PAGE, OutgoingMessage, PeekedMessage, SessionInfo, SubQueue,
 };
-use crate::http::answer::read_body;
 use crate::http::config::ServerConfig;
 use crate::http::request_url::RequestUrl;
-use crate::http::response::{Body, closing, json};
+use crate::http::response::Body;
 
 /// The largest request body read (a message's body is at most 256 KiB; JSON escapes it).
 const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -73,29 +71,17 @@ pub(super) async fn answer<C: NamespaceControl>(
     body: Incoming,
     deadline: Instant,
 ) -> Response<Body> {
-    let body = if *method == Method::POST || *method == Method::PUT {
-        match read_body(body, MAX_BODY_BYTES, deadline).await {
-            Ok(body) => body,
-            Err(refused) => {
-                let message = refused.message(MAX_BODY_BYTES, config.request_timeout);
-                return closing(error(refused.status(), &message));
-            }
-        }
+    let limit = if *method == Method::POST || *method == Method::PUT {
+        MAX_BODY_BYTES
     } else {
-        Bytes::new()
+        0
     };
-    let result = timeout_at(deadline, carry_out(control, method, url, segments, &body))
-        .await
-        .unwrap_or_else(|_| {
-            Err(Problem {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                message: "the broker did not answer in time".to_owned(),
-            })
-        });
-    match result {
-        Ok(text) => json(StatusCode::OK, text),
-        Err(problem) => error(problem.status, &problem.message),
-    }
+    let body = match body_of(body, limit, config, deadline).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    let carried = carry_out(control, method, url, segments, &body);
+    respond(carried, deadline, method, url).await
 }
 
 async fn carry_out<C: NamespaceControl>(

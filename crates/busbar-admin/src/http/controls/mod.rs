@@ -54,25 +54,48 @@ pub(super) async fn answer<C: NamespaceControl>(
             return response;
         }
     };
-    let body = if matches!(call, Call::Fault { .. }) {
-        match read_body(body, MAX_BODY_BYTES, deadline).await {
-            Ok(body) => body,
-            Err(refused) => {
-                let message = refused.message(MAX_BODY_BYTES, config.request_timeout);
-                return closing(error(refused.status(), &message));
-            }
-        }
+    let limit = if matches!(call, Call::Fault { .. }) {
+        MAX_BODY_BYTES
     } else {
-        Bytes::new()
+        0
     };
-    let result = timeout_at(deadline, carry_out(control, url, call, &body))
-        .await
-        .unwrap_or_else(|_| {
-            Err(Problem {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                message: "the broker did not answer in time".to_owned(),
-            })
-        });
+    let body = match body_of(body, limit, config, deadline).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    respond(carry_out(control, url, call, &body), deadline, method, url).await
+}
+
+/// Reads a body of at most `limit` bytes (none when 0), or answers the refusal that closes the
+/// connection.
+pub(super) async fn body_of(
+    body: Incoming,
+    limit: usize,
+    config: &ServerConfig,
+    deadline: Instant,
+) -> Result<Bytes, Response<Body>> {
+    if limit == 0 {
+        return Ok(Bytes::new());
+    }
+    read_body(body, limit, deadline).await.map_err(|refused| {
+        let message = refused.message(limit, config.request_timeout);
+        closing(error(refused.status(), &message))
+    })
+}
+
+/// The JSON answer of `carried`, run until `deadline`, or its problem as `{"error":"…"}`.
+pub(super) async fn respond(
+    carried: impl Future<Output = Result<String, Problem>>,
+    deadline: Instant,
+    method: &Method,
+    url: &RequestUrl,
+) -> Response<Body> {
+    let result = timeout_at(deadline, carried).await.unwrap_or_else(|_| {
+        Err(Problem {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: "the broker did not answer in time".to_owned(),
+        })
+    });
     match result {
         Ok(text) => json(StatusCode::OK, text),
         Err(problem) => {
