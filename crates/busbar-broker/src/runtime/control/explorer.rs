@@ -97,6 +97,12 @@ impl Control {
             Some(name) => self::destination(name)?,
             None => entity_path(path)?,
         };
+        // A copy routed nowhere would count as stored and its original be removed: refuse.
+        if state.registry.current().resolve(&target).is_none() {
+            return Err(ControlError::NotFound(
+                destination.unwrap_or(path).to_owned(),
+            ));
+        }
         let mut outcome = Redriven::default();
         let mut from = 1;
         loop {
@@ -238,6 +244,10 @@ fn entity_path(path: &str) -> Result<EntityPath, ControlError> {
 fn destination(path: &str) -> Result<EntityPath, ControlError> {
     entity_path(path)
 }
+
+#[cfg(test)]
+#[path = "explorer_tests.rs"]
+mod tests;
 
 fn broker_answer<T>(
     answer: Result<Result<T, BrokerError>, oneshot::error::RecvError>,
