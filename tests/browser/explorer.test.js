@@ -90,8 +90,12 @@ async function waitForText(selector, text) {
   );
 }
 
-async function screenshot(name) {
+/** Saves the page as docs/screenshots/NAME.png (with BUSBAR_SCREENSHOTS), `selector` in view. */
+async function screenshot(name, selector) {
   if (SCREENSHOTS) {
+    if (selector) {
+      await page.locator(selector).first().scrollIntoViewIfNeeded();
+    }
     await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
   }
 }
@@ -196,7 +200,7 @@ test("a session's state is shown, edited and cleared", async () => {
   await waitForText("p.notice", "Saved the state of session cart-7.");
   assert.equal(await page.inputValue(`${session} textarea[name=state]`), "step=2");
   assert.equal(python("state", "carts", "cart-7").trim(), "step=2");
-  await screenshot("sessions");
+  await screenshot("sessions", "h2:text-is('Sessions')");
   await page.click(`${session} button[value=clear]`);
   await waitForText("p.notice", "Cleared the state of session cart-7.");
   assert.equal(python("state", "carts", "cart-7").trim(), "");
