@@ -90,11 +90,11 @@ async function waitForText(selector, text) {
   );
 }
 
-/** Saves the page as docs/screenshots/NAME.png (with BUSBAR_SCREENSHOTS), `selector` in view. */
+/** Saves the page as docs/screenshots/NAME.png (with BUSBAR_SCREENSHOTS), `selector` at the top. */
 async function screenshot(name, selector) {
   if (SCREENSHOTS) {
     if (selector) {
-      await page.locator(selector).first().scrollIntoViewIfNeeded();
+      await page.locator(selector).first().evaluate((element) => element.scrollIntoView());
     }
     await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
   }
