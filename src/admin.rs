@@ -4,10 +4,12 @@
 //! (the descriptions are translated in `convert`); purge and reset, and with `--test-controls`
 //! the virtual clock and fault injection, serve test suites; `GET /metrics` reports the
 //! broker's counts (`metrics`). The HTTP data plane (send, receive, settle and renew over REST)
-//! is served on the same port (`data_plane`, with messages converted in `http_message`).
+//! is served on the same port (`data_plane`, with messages converted in `http_message`); the
+//! web explorer peeks, sends, re-drives and edits session state (`explorer`).
 
 mod convert;
 mod data_plane;
+mod explorer;
 mod http_message;
 mod metrics;
 
@@ -22,6 +24,9 @@ use busbar_admin::auth::Authorization;
 use busbar_admin::control::{
     ClockState, ControlError, ControlResult, Fault, NamespaceControl, Page, QueueEntry, RuleEntry,
     SubscriptionEntry, TopicEntry,
+};
+use busbar_admin::explorer::{
+    EntityCounts, OutgoingMessage, PeekedMessage, Redriven, SessionInfo, SubQueue,
 };
 use busbar_admin::metrics::MetricsSnapshot;
 use busbar_broker::auth::{SasKeys, SasToken};
@@ -259,10 +264,58 @@ impl NamespaceControl for BrokerNamespace {
         if !self.test_controls() {
             return Err(ControlError::NotFound);
         }
-        let purged = self.control.purge(entity, dead_letter_only).await;
-        purged
-            .map(|count| u64::try_from(count).unwrap_or(u64::MAX))
-            .map_err(control_error)
+        explorer::purge(self, entity, dead_letter_only).await
+    }
+
+    async fn purge_messages(&self, entity: &str, dead_letter_only: bool) -> ControlResult<u64> {
+        explorer::purge(self, entity, dead_letter_only).await
+    }
+
+    async fn overview(&self) -> ControlResult<Vec<EntityCounts>> {
+        explorer::overview(&self.control).await
+    }
+
+    async fn peek(
+        &self,
+        entity: &str,
+        sub_queue: SubQueue,
+        from: i64,
+        count: usize,
+    ) -> ControlResult<Vec<PeekedMessage>> {
+        explorer::peek(&self.control, entity, sub_queue, from, count).await
+    }
+
+    async fn send(&self, entity: &str, message: OutgoingMessage) -> ControlResult<()> {
+        explorer::send(&self.control, entity, message).await
+    }
+
+    async fn redrive(
+        &self,
+        entity: &str,
+        sequences: Option<Vec<i64>>,
+        destination: Option<String>,
+    ) -> ControlResult<Redriven> {
+        explorer::redrive(&self.control, entity, sequences, destination).await
+    }
+
+    async fn sessions(
+        &self,
+        entity: &str,
+        skip: usize,
+        top: usize,
+    ) -> ControlResult<Vec<SessionInfo>> {
+        explorer::sessions(&self.control, entity, skip, top).await
+    }
+
+    async fn set_session_state(
+        &self,
+        entity: &str,
+        session: &str,
+        state: Option<Vec<u8>>,
+    ) -> ControlResult<()> {
+        let state = state.map(Into::into);
+        let set = self.control.set_session_state(entity, session, state).await;
+        set.map_err(control_error)
     }
 
     async fn reset(&self) -> ControlResult<()> {

@@ -11,15 +11,17 @@
 //! CA set (busbar-gateway's, as the broker makes for itself) whose server certificate and key
 //! `broker.js` passes as `--tls-cert` and `--tls-key` (`BUSBAR_TLS_DIR`).
 
+#[path = "sdk_suite/npm.rs"]
+mod npm;
 mod sdk_suite;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Duration;
 
 use busbar_gateway::tls::DevelopmentCa;
-use sdk_suite::{cache_dir, mark_ready, run, version_of, wait_with_guard};
+use npm::{installed_packages, node_test};
+use sdk_suite::wait_with_guard;
 
 /// A guard against a hung broker or client: the suite itself takes a few seconds.
 const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
@@ -28,24 +30,15 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 fn javascript_sdk_suite_passes_against_the_binary() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let suite = root.join("tests").join("js");
-    let modules = installed_packages(&suite);
+    let modules = installed_packages(&suite, "js-packages");
     let tls = certificates();
 
-    // The SDK can leave a timer behind after a file's tests (its connection retry), which would
-    // keep that file's process idle for a minute and a half once every test has reported.
-    let child = Command::new("node")
-        .arg("--test")
-        .arg("--test-force-exit")
-        .arg(&suite)
-        .current_dir(root)
-        .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))
-        .env("NODE_PATH", &modules)
+    let child = node_test(root, &suite, &modules, env!("CARGO_BIN_EXE_busbar"))
         .env(
             "BUSBAR_TLS_DIR",
             tls.ca_cert.parent().unwrap_or(Path::new(".")),
         )
         .env("NODE_EXTRA_CA_CERTS", &tls.ca_cert)
-        .env("RUST_LOG", "warn")
         .spawn()
         .unwrap_or_else(|error| panic!("cannot start node: {error}"));
     let status = wait_with_guard(child, SUITE_TIMEOUT, "JavaScript SDK suite");
@@ -65,37 +58,4 @@ fn certificates() -> DevelopmentCa {
             dir.display()
         )
     })
-}
-
-/// The `node_modules` directory holding the pinned packages, installing them if needed.
-fn installed_packages(suite: &Path) -> PathBuf {
-    let read = |name: &str| {
-        let path = suite.join(name);
-        fs::read(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()))
-    };
-    let manifest = read("package.json");
-    let lock = read("package-lock.json");
-    let version = version_of(
-        "node",
-        "the JavaScript SDK end-to-end tests (tests/js); install Node 18 or later",
-    );
-    let (dir, ready) = cache_dir("js-packages", &[&manifest, &lock, version.as_bytes()]);
-    let modules = dir.join("node_modules");
-    if ready {
-        return modules;
-    }
-    fs::create_dir_all(&dir)
-        .unwrap_or_else(|error| panic!("cannot create {}: {error}", dir.display()));
-    for (name, contents) in [("package.json", &manifest), ("package-lock.json", &lock)] {
-        fs::write(dir.join(name), contents)
-            .unwrap_or_else(|error| panic!("cannot write {name} to {}: {error}", dir.display()));
-    }
-    run(
-        Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&dir),
-        "npm ci (tests/js/package-lock.json)",
-    );
-    mark_ready(&dir);
-    modules
 }

@@ -91,6 +91,10 @@ QUEUES = {
     "q-fault-drop": {},
     "q-fault-delay": {},
     "q-session-plain": {"RequiresSession": True},
+    # The explorer's JSON API (test_explorer_api.py).
+    "q-api": {},
+    "q-api-other": {},
+    "q-api-sessions": {"RequiresSession": True},
     "q-session-fifo": {"RequiresSession": True},
     "q-session-two": {"RequiresSession": True},
     "q-session-busy": {"RequiresSession": True},

@@ -1,11 +1,14 @@
 """Small helpers shared by the SDK tests: message bodies, bounded receives and polling, and
-SAS tokens for raw HTTP requests to the admin port."""
+calls to Busbar's own SAS-authorised JSON endpoints (`/$busbar/…`)."""
 
 import base64
 import hashlib
 import hmac
+import json
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 from azure.servicebus import ServiceBusClient, ServiceBusMessage
 
@@ -99,3 +102,25 @@ def strict_client(connection_string):
     return ServiceBusClient.from_connection_string(
         connection_string, retry_total=0, retry_backoff_factor=0.1
     )
+
+
+def api(broker, method, path, body=None):
+    """Calls a `/$busbar/` endpoint with a SAS token and an optional JSON `body`; returns
+    (status, decoded JSON body, or None for an error)."""
+    url = f"http://127.0.0.1:{broker.admin_port}{path}"
+    audience = urllib.parse.quote_plus(url)
+    expiry = str(int(time.time()) + 300)
+    signature = hmac.new(KEY.encode(), f"{audience}\n{expiry}".encode(), hashlib.sha256)
+    token = (
+        f"SharedAccessSignature sr={audience}&sig="
+        f"{urllib.parse.quote_plus(base64.b64encode(signature.digest()))}&se={expiry}&skn={KEY_NAME}"
+    )
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"Authorization": token}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, None

@@ -4,11 +4,8 @@ sleeping), injected faults (server-busy, lock lost), purge and reset through the
 HTTP API, and none of it without `--test-controls`.
 """
 
-import json
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -20,7 +17,7 @@ from azure.servicebus.exceptions import (
     SessionLockLostError,
 )
 
-from support import bodies, peek_all, receive_exactly, sas_token, strict_client
+from support import api, bodies, peek_all, receive_exactly, strict_client
 
 
 def ctl(broker, *arguments):
@@ -33,17 +30,6 @@ def ctl(broker, *arguments):
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
-
-
-def api(broker, method, path):
-    """Calls a control endpoint with a SAS token; returns (status, decoded JSON body)."""
-    url = f"http://127.0.0.1:{broker.admin_port}{path}"
-    request = urllib.request.Request(url, method=method, headers={"Authorization": sas_token(url)})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read() or b"{}")
-    except urllib.error.HTTPError as error:
-        return error.code, None
 
 
 def test_a_one_hour_ttl_expires_after_the_clock_moves_two_hours(controlled_broker):

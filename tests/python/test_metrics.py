@@ -1,10 +1,12 @@
 """`GET /metrics` on the admin port, read as a Prometheus scraper reads it (plain HTTP, no
-token): a queue's traffic and message counts after sends and a receive through the official
+token), and in the 0.0.4 text format linted by Debian's `promtool check metrics`: a queue's traffic and message counts after sends and a receive through the official
 SDK, a lock renewal, the store's sync histogram, a session locked, renewed, freed and (after a
 clock advance) lost, the open connections, and a server-busy refusal (injected with
 `busbar ctl`) counted as throttled once its connection has closed."""
 
+import os
 import re
+import shutil
 import subprocess
 import time
 import urllib.request
@@ -33,6 +35,34 @@ def scrape(broker):
         assert found, f"not a sample line: {line!r}"
         samples[(found.group(1), found.group(2) or "")] = float(found.group(3))
     return samples
+
+
+def promtool():
+    """Debian's promtool (package `prometheus`), installed when missing (CI runs as root)."""
+    if shutil.which("promtool") is None:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "prometheus"],
+            check=True,
+            env=env,
+        )
+    return shutil.which("promtool")
+
+
+def test_the_text_format_passes_promtool(broker):
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{broker.admin_port}/metrics",
+        headers={"Accept": "text/plain; version=0.0.4"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = response.read().decode()
+    assert "servicebus_incoming_messages_total" in text
+    checked = subprocess.run(
+        [promtool(), "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_a_queue_counts_what_was_sent_and_received(broker, client):

@@ -25,6 +25,9 @@ use crate::atom::{
     TopicRuntimeProperties,
 };
 use crate::data_plane::DataPlane;
+use crate::explorer::{
+    EntityCounts, OutgoingMessage, PeekedMessage, Redriven, SessionInfo, SubQueue,
+};
 use crate::metrics::MetricsSnapshot;
 
 /// Why the broker refused or could not carry out an operation. The HTTP layer maps each to the
@@ -306,6 +309,85 @@ pub trait NamespaceControl: DataPlane + Send + Sync + 'static {
         dead_letter_only: bool,
     ) -> impl Future<Output = ControlResult<u64>> + Send {
         let _ = (entity, dead_letter_only);
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Removes messages as [`purge`](Self::purge) does, for the explorer: served whether or not
+    /// the broker runs with `--test-controls`; by default [`ControlError::NotFound`].
+    fn purge_messages(
+        &self,
+        entity: &str,
+        dead_letter_only: bool,
+    ) -> impl Future<Output = ControlResult<u64>> + Send {
+        let _ = (entity, dead_letter_only);
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Every queue, topic and subscription with its counts, in name order, subscriptions after
+    /// their topic (the explorer's overview; by default [`ControlError::NotFound`]).
+    fn overview(&self) -> impl Future<Output = ControlResult<Vec<EntityCounts>>> + Send {
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Up to `count` messages of the queue or subscription `entity` (named as for
+    /// [`purge`](Self::purge)) in `sub_queue`, from sequence number `from` on, without loading
+    /// the others (by default [`ControlError::NotFound`]).
+    fn peek(
+        &self,
+        entity: &str,
+        sub_queue: SubQueue,
+        from: i64,
+        count: usize,
+    ) -> impl Future<Output = ControlResult<Vec<PeekedMessage>>> + Send {
+        let _ = (entity, sub_queue, from, count);
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Sends `message` to the queue or topic `entity`, answered once stored (by default
+    /// [`ControlError::NotFound`]).
+    fn send(
+        &self,
+        entity: &str,
+        message: OutgoingMessage,
+    ) -> impl Future<Output = ControlResult<()>> + Send {
+        let _ = (entity, message);
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Moves the dead-lettered messages `sequences` (all when `None`) of `entity` to
+    /// `destination` (the entity itself when `None`), each removed from the dead-letter queue
+    /// only once its copy is durable (by default [`ControlError::NotFound`]).
+    fn redrive(
+        &self,
+        entity: &str,
+        sequences: Option<Vec<i64>>,
+        destination: Option<String>,
+    ) -> impl Future<Output = ControlResult<Redriven>> + Send {
+        let _ = (entity, sequences, destination);
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Up to `top` sessions of `entity` after the first `skip`, with state and lock holder
+    /// (by default [`ControlError::NotFound`]).
+    fn sessions(
+        &self,
+        entity: &str,
+        skip: usize,
+        top: usize,
+    ) -> impl Future<Output = ControlResult<Vec<SessionInfo>>> + Send {
+        let _ = (entity, skip, top);
+        async { Err(ControlError::NotFound) }
+    }
+
+    /// Sets (`Some`) or clears (`None`) the state of `session` of `entity`, whether or not a
+    /// receiver holds it (by default [`ControlError::NotFound`]).
+    fn set_session_state(
+        &self,
+        entity: &str,
+        session: &str,
+        state: Option<Vec<u8>>,
+    ) -> impl Future<Output = ControlResult<()>> + Send {
+        let _ = (entity, session, state);
         async { Err(ControlError::NotFound) }
     }
 

@@ -14,6 +14,8 @@
 //!   verified.
 //! - [`http`]: the HTTP/1.1 server: routing, body limits, timeouts, graceful shutdown.
 //! - [`metrics`]: `GET /metrics`, the broker's counts in the Prometheus text format.
+//! - [`explorer`]: the web explorer under `/explorer` (pages, sign-in sessions) and the types
+//!   of its JSON API under `/$busbar/api/`.
 //! - [`test_controls`]: Busbar's own JSON endpoints under `/$busbar/` (purge, reset, and with
 //!   `--test-controls` a virtual clock and fault injection): paths, bodies and durations, shared
 //!   with the `busbar ctl` client.
@@ -27,6 +29,7 @@ pub mod atom;
 pub mod auth;
 pub mod control;
 pub mod data_plane;
+pub mod explorer;
 pub mod http;
 pub mod metrics;
 pub mod test_controls;

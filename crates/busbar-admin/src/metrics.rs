@@ -6,6 +6,10 @@
 //!
 //! [`NamespaceControl::metrics`]: crate::control::NamespaceControl::metrics
 
+mod text_format;
+
+pub use text_format::{TEXT_CONTENT_TYPE, prefers_text_format, to_text_format};
+
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;

@@ -2,15 +2,16 @@
 //! cap and the deadline, dispatch, and answer. Every request gets an answer; a request whose
 //! body is too large or too late gets one that closes the connection. Busbar's own controls
 //! (`/$busbar/…`) are handed to [`super::controls`] once authorised, and the data plane's
-//! requests (`…/messages…`) to `super::data_plane`; the health probe and the
-//! Prometheus scrape (`GET /metrics`) are answered without a token.
+//! requests (`…/messages…`) to `super::data_plane`; the health probe and the Prometheus scrape
+//! (`GET /metrics`) are answered without a token, and the web explorer (`/explorer…`,
+//! [`crate::explorer`]) checks its own sign-in sessions.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Body as _, Incoming};
-use hyper::header::IF_MATCH;
+use hyper::header::{ACCEPT, IF_MATCH};
 use hyper::{Request, Response, StatusCode};
 use tokio::sync::watch;
 use tokio::time::{Instant, timeout_at};
@@ -25,6 +26,7 @@ use super::response::{self, Body, closing, refusal};
 use super::route::{Operation, RouteError, Routed, is_health_probe, is_metrics_scrape, route};
 use crate::atom::MAX_DOCUMENT_BYTES;
 use crate::control::{ControlError, NamespaceControl};
+use crate::explorer;
 use crate::metrics::{self, render};
 
 /// Answers one request.
@@ -43,7 +45,15 @@ pub(crate) async fn answer<C: NamespaceControl>(
         return response::healthy(control.test_controls());
     }
     if is_metrics_scrape(&parts.method, url.path(), url.has_api_version()) {
-        return scrape(control, deadline).await;
+        let accept = parts
+            .headers
+            .get(ACCEPT)
+            .and_then(|value| value.to_str().ok());
+        let text_format = accept.is_some_and(metrics::prefers_text_format);
+        return scrape(control, deadline, text_format).await;
+    }
+    if explorer::is_explorer_path(url.path()) {
+        return explorer::answer(control, config, scheme, &parts, &url, body, deadline).await;
     }
     let routed = route(&parts.method, url.path());
     if let Err(reason) = config
@@ -115,10 +125,18 @@ pub(crate) async fn answer<C: NamespaceControl>(
     }
 }
 
-/// `GET /metrics`: the control's counts in the Prometheus text format, or a plain-text 404
-/// (not served) or 503.
-async fn scrape<C: NamespaceControl>(control: &C, deadline: Instant) -> Response<Body> {
+/// `GET /metrics`: the control's counts in the OpenMetrics text format (or Prometheus's 0.0.4
+/// text format when `text_format`), or a plain-text 404 (not served) or 503.
+async fn scrape<C: NamespaceControl>(
+    control: &C,
+    deadline: Instant,
+    text_format: bool,
+) -> Response<Body> {
     match timeout_at(deadline, control.metrics()).await {
+        Ok(Ok(snapshot)) if text_format => {
+            let text = metrics::to_text_format(&render(&snapshot));
+            response::text(StatusCode::OK, metrics::TEXT_CONTENT_TYPE, text)
+        }
         Ok(Ok(snapshot)) => {
             response::text(StatusCode::OK, metrics::CONTENT_TYPE, render(&snapshot))
         }
@@ -143,7 +161,7 @@ const PLAIN: &str = "text/plain; charset=utf-8";
 
 /// Why a request body was not read whole.
 #[derive(Debug)]
-pub(super) enum BodyError {
+pub(crate) enum BodyError {
     /// Over the cap: announced by `Content-Length` (then not read at all) or found reading.
     TooLarge,
     /// Still arriving at the request's deadline.
@@ -154,7 +172,7 @@ pub(super) enum BodyError {
 
 impl BodyError {
     /// The status that answers it.
-    pub(super) fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             BodyError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             BodyError::Late => StatusCode::REQUEST_TIMEOUT,
@@ -163,7 +181,7 @@ impl BodyError {
     }
 
     /// What the client is told, given the body cap and the request deadline.
-    pub(super) fn message(&self, limit: usize, deadline: Duration) -> String {
+    pub(crate) fn message(&self, limit: usize, deadline: Duration) -> String {
         match self {
             BodyError::TooLarge => {
                 format!("SubCode=40000. The request body is larger than {limit} bytes.")
@@ -181,7 +199,7 @@ impl BodyError {
 
 /// Reads a body of at most `limit` bytes by `deadline`, refusing one whose `Content-Length`
 /// is over the limit before reading a byte of it.
-pub(super) async fn read_body(
+pub(crate) async fn read_body(
     body: Incoming,
     limit: usize,
     deadline: Instant,

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::upgrade::Upgrades;
 use crate::atom::{MAX_DOCUMENT_BYTES, Timestamp};
 use crate::auth::Authorization;
+use crate::explorer::Sessions;
 
 /// The server's settings. [`ServerConfig::new`] fills in the defaults.
 #[derive(Debug, Clone)]
@@ -32,6 +33,8 @@ pub struct ServerConfig {
     pub clock: Clock,
     /// Who takes over requests that leave HTTP, such as a WebSocket upgrade (default none).
     pub upgrade: Upgrades,
+    /// The web explorer's sign-in sessions (kept for the server's life; clones share them).
+    pub explorer_sessions: Arc<Sessions>,
 }
 
 impl ServerConfig {
@@ -46,6 +49,7 @@ impl ServerConfig {
             shutdown_grace: Duration::from_secs(5),
             clock: Clock::system(),
             upgrade: Upgrades::default(),
+            explorer_sessions: Arc::default(),
         }
     }
 }

@@ -12,13 +12,13 @@
 //! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`;
 //! the HTTP data plane's `…/messages…` requests ([`crate::data_plane`]) by `data_plane`.
 
-mod answer;
-mod config;
-mod controls;
+pub(crate) mod answer;
+pub(crate) mod config;
+pub(crate) mod controls;
 mod data_plane;
 mod handlers;
-mod request_url;
-mod response;
+pub(crate) mod request_url;
+pub(crate) mod response;
 mod route;
 mod server;
 mod upgrade;

@@ -50,14 +50,15 @@ impl RequestUrl {
         query_value(&self.query, "api-version").is_some()
     }
 
-    /// `scheme://host[:port]` as the client reached the server.
-    pub(crate) fn origin(&self) -> &str {
-        &self.origin
-    }
-
     /// The raw path.
     pub(crate) fn path(&self) -> &str {
         &self.path
+    }
+
+    /// `scheme://host[:port]` as the client reached the server (what a same-origin `Origin`
+    /// says).
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// The raw query.

@@ -23,6 +23,7 @@ use busbar_admin::control::{
     SubscriptionEntry, TopicEntry,
 };
 use busbar_admin::data_plane::{DataPlane, DataPlaneResult, HttpMessage, ReceiveMode};
+use busbar_admin::explorer::{EntityCounts, EntityKind};
 use busbar_admin::metrics::{EntityMetrics, MetricsSnapshot};
 use tokio::sync::{Notify, OwnedMutexGuard};
 
@@ -543,6 +544,18 @@ impl NamespaceControl for MemoryNamespace {
 
     fn test_controls(&self) -> bool {
         self.controls.lock().unwrap().enabled
+    }
+
+    async fn overview(&self) -> ControlResult<Vec<EntityCounts>> {
+        let row = |path: String| EntityCounts {
+            path,
+            kind: EntityKind::Queue,
+            active: 0,
+            dead_letter: 0,
+            scheduled: 0,
+            requires_session: false,
+        };
+        Ok(self.queue_names().into_iter().map(row).collect())
     }
 
     async fn purge(&self, entity: &str, dead_letter_only: bool) -> ControlResult<u64> {

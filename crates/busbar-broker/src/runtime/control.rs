@@ -28,11 +28,15 @@ use crate::errors::BrokerError;
 use crate::names::EntityName;
 
 mod data_plane;
+mod explorer;
+mod peeked;
 mod reset;
 mod testing;
 mod topics;
 
 pub use data_plane::LockedMessageAction;
+pub use explorer::{MAX_PAGE, Redriven};
+pub use peeked::{OutgoingMessage, PeekedMessage};
 pub use testing::{ClockState, Fault};
 pub use topics::{SubscriptionState, TopicState};
 

@@ -9,10 +9,11 @@ use std::sync::Weak;
 
 use busbar_amqp::DecodeError;
 use busbar_amqp::message::Message;
-use busbar_core::{DeadLetterInfo, Delivery, NewMessage, Properties};
+use busbar_core::{DeadLetterInfo, Delivery, NewMessage, Properties, SequenceNumber};
 use bytes::Bytes;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc::{WeakSender, error::TrySendError};
+use tokio::sync::oneshot;
 
 use super::connection::store_routed;
 use super::inbound::new_message;
@@ -20,6 +21,7 @@ use super::live_registry::LiveRegistry;
 use super::mailbox::EntityCommand;
 use super::outbound::with_application_properties;
 use crate::address::EntityPath;
+use crate::errors::BrokerError;
 use crate::names::EntityName;
 
 /// Where one entity's dead-lettered messages go, and how the answer comes back to its task.
@@ -51,38 +53,77 @@ impl DeadLetterForwarding {
     /// Stores a copy of the dead-lettered `delivery` at the destination; the outcome comes back
     /// to the entity's inbox as [`EntityCommand::DeadLetterForwarded`].
     pub(crate) fn forward(&self, delivery: &Delivery) {
-        let sequence = delivery.sequence;
-        let copy = match forwarded_copy(
-            delivery.payload.clone(),
-            &delivery.properties,
-            delivery.dead_letter.as_ref(),
-        ) {
-            Ok(copy) => copy,
-            Err(error) => {
-                tracing::warn!(%error, sequence = sequence.value(), "dead-lettered message cannot be decoded; not forwarded");
-                return;
-            }
-        };
         let Some(registry) = self.registry.upgrade() else {
             return;
         };
-        let targets = registry.current().route(
-            &EntityPath::QueueOrTopic(self.destination.clone()),
-            vec![copy],
+        let destination = EntityPath::QueueOrTopic(self.destination.clone());
+        let copy = forwarded_copy(
+            delivery.payload.clone(),
+            &delivery.properties,
+            delivery.dead_letter.as_ref(),
         );
-        let own_inbox = self.own_inbox.clone();
-        let runtime = self.runtime.clone();
-        store_routed(
-            targets,
-            Box::new(move |result| {
-                let command = EntityCommand::DeadLetterForwarded {
-                    sequence,
-                    result: result.map(drop),
-                };
-                post_back(&own_inbox, &runtime, command);
-            }),
+        let source = DeadLetterSource {
+            inbox: self.own_inbox.clone(),
+            runtime: self.runtime.clone(),
+        };
+        move_dead_lettered(
+            &registry,
+            &destination,
+            delivery.sequence,
+            copy,
+            source,
+            None,
         );
     }
+}
+
+/// The entity a dead-lettered message is moved out of: its inbox, reached from the store
+/// writer's thread through the runtime.
+pub(crate) struct DeadLetterSource {
+    /// Weak, so that a pending move does not keep the entity's task alive.
+    pub(crate) inbox: WeakSender<EntityCommand>,
+    /// The answer is posted from the store writer's thread, outside the runtime.
+    pub(crate) runtime: Handle,
+}
+
+/// Stores `copy` of the dead-lettered message `sequence` at `destination` (routed like a send
+/// there), then asks the source to remove the original, which it does only if the copy is
+/// durable ([`EntityCommand::DeadLetterForwarded`]); `done` hears the outcome once the removal
+/// is durable. `ForwardDeadLetteredMessagesTo` and the explorer's re-drive both move messages
+/// this way: at least once, never lost.
+pub(crate) fn move_dead_lettered(
+    registry: &LiveRegistry,
+    destination: &EntityPath,
+    sequence: SequenceNumber,
+    copy: Result<NewMessage, DecodeError>,
+    source: DeadLetterSource,
+    done: Option<oneshot::Sender<Result<(), BrokerError>>>,
+) {
+    let copy = match copy {
+        Ok(copy) => copy,
+        Err(error) => {
+            tracing::warn!(%error, sequence = sequence.value(), "dead-lettered message cannot be decoded; not moved");
+            if let Some(done) = done {
+                let _ = done.send(Err(BrokerError::Argument(format!(
+                    "message {} cannot be decoded: {error}",
+                    sequence.value()
+                ))));
+            }
+            return;
+        }
+    };
+    let targets = registry.current().route(destination, vec![copy]);
+    store_routed(
+        targets,
+        Box::new(move |result| {
+            let command = EntityCommand::DeadLetterForwarded {
+                sequence,
+                result: result.map(drop),
+                done,
+            };
+            post_back(&source.inbox, &source.runtime, command);
+        }),
+    );
 }
 
 /// A dead-lettered message as it is stored elsewhere: the properties modified by its receivers

@@ -22,11 +22,14 @@ use super::management::{Operation, OperationResult, SessionOperation};
 use super::metrics::EntityMetrics;
 use super::topic_schedule::TopicRelease;
 use crate::errors::BrokerError;
+pub use explorer::{SessionHolder, SessionView};
+pub(crate) use explorer::{SessionsAnswer, SessionsRequest};
 pub(crate) use owned::{OwnedEntity, session_error};
 use session_links::SessionLinks;
 use test_controls::Faults;
 
 mod deleted;
+mod explorer;
 mod owned;
 mod session_links;
 mod test_controls;
@@ -376,7 +379,11 @@ impl EntityTask {
                     tracing::warn!(%error, "due scheduled message not released to the subscriptions; retried when its lock expires");
                 }
             }
-            EntityCommand::DeadLetterForwarded { sequence, result } => {
+            EntityCommand::DeadLetterForwarded {
+                sequence,
+                result,
+                done,
+            } => {
                 let removed = result.and_then(|()| {
                     self.entity
                         .core_mut()
@@ -385,9 +392,17 @@ impl EntityTask {
                 });
                 // Kept (a receiver locked it meanwhile, or the destination refused it): it is
                 // still in the dead-letter sub-queue, and the next start-up tries again.
-                if let Err(error) = removed {
+                if let Err(error) = &removed {
                     tracing::warn!(sequence = sequence.value(), %error, "dead-lettered message kept in the dead-letter sub-queue");
                 }
+                if let Some(done) = done {
+                    pending.push(Box::new(move |durable| {
+                        let _ = done.send(durable.and(removed.map(drop)));
+                    }));
+                }
+            }
+            EntityCommand::ExploreSessions { request, reply } => {
+                self.explore_sessions(request, now, pending, reply);
             }
             EntityCommand::AcceptSession {
                 receiver,

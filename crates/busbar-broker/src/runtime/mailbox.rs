@@ -17,6 +17,7 @@ use busbar_store::GroupCommitHandle;
 
 use super::atomic_send::{AtomicSend, HeldPart};
 use super::dead_letter_forwarding::DeadLetterForwarding;
+use super::entity_task::{SessionsAnswer, SessionsRequest};
 use super::management::{Operation, OperationResult, SessionOperation};
 use super::request::Request;
 use super::transaction::{TransactionCommit, TransactionHold, TxnId};
@@ -175,6 +176,16 @@ pub(crate) enum EntityCommand {
         sequence: SequenceNumber,
         /// The destination's answer.
         result: Result<(), BrokerError>,
+        /// Told the outcome once the removal is durable (the explorer's re-drive waits on it).
+        done: Option<oneshot::Sender<Result<(), BrokerError>>>,
+    },
+    /// The explorer's look at the entity's sessions, or its edit of one's state
+    /// (`control/explorer.rs`); answered once an edit is durable.
+    ExploreSessions {
+        /// What is asked.
+        request: SessionsRequest,
+        /// Where the answer goes.
+        reply: oneshot::Sender<Result<SessionsAnswer, BrokerError>>,
     },
 }
 

@@ -39,9 +39,10 @@ use tokio::task::JoinSet;
 
 pub use clock::Clock;
 pub use control::{
-    ClockState, Control, ControlError, EntityState, Fault, LockedMessageAction, QueueState,
-    SubscriptionState, TopicState,
+    ClockState, Control, ControlError, EntityState, Fault, LockedMessageAction, MAX_PAGE,
+    OutgoingMessage, PeekedMessage, QueueState, Redriven, SubscriptionState, TopicState,
 };
+pub use entity_task::{SessionHolder, SessionView};
 pub use metrics::{EntityTraffic, MetricsSnapshot};
 
 use crate::auth::SasKeys;

@@ -70,6 +70,23 @@ impl SessionEntity {
     ) -> Result<(), SessionError> {
         self.handle_timeout(now);
         self.held_by(owner, session)?;
+        self.replace_state(session, state, now)
+    }
+
+    /// The stored state of `session`, whoever holds its lock (the explorer's view).
+    pub fn stored_state(&self, session: &SessionId) -> Option<Bytes> {
+        self.states.get(session).map(|stored| stored.state.clone())
+    }
+
+    /// Sets (`Some`) or clears (`None`) the state of `session` on the namespace owner's behalf
+    /// (the explorer), whether or not a receiver holds its lock, and queues the record that
+    /// persists it.
+    pub fn replace_state(
+        &mut self,
+        session: &SessionId,
+        state: Option<Bytes>,
+        now: Timestamp,
+    ) -> Result<(), SessionError> {
         if let Some(state) = &state
             && state.len() > self.limits.max_state_size
         {

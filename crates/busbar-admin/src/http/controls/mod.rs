@@ -2,6 +2,7 @@
 //! (`route`), read a fault's body, call the [`NamespaceControl`], answer JSON. The request was
 //! authorised before it got here; every failure is answered `{"error":"…"}`.
 
+mod api;
 mod route;
 
 use bytes::Bytes;
@@ -36,6 +37,11 @@ pub(super) async fn answer<C: NamespaceControl>(
     body: Incoming,
     deadline: Instant,
 ) -> Response<Body> {
+    if let [first, rest @ ..] = segments
+        && first.eq_ignore_ascii_case("api")
+    {
+        return api::answer(control, config, method, url, rest, body, deadline).await;
+    }
     let call = match route(method, segments, control.test_controls()) {
         Ok(call) => call,
         Err(Unrouted::NotFound(message)) => return error(StatusCode::NOT_FOUND, message),
@@ -48,25 +54,48 @@ pub(super) async fn answer<C: NamespaceControl>(
             return response;
         }
     };
-    let body = if matches!(call, Call::Fault { .. }) {
-        match read_body(body, MAX_BODY_BYTES, deadline).await {
-            Ok(body) => body,
-            Err(refused) => {
-                let message = refused.message(MAX_BODY_BYTES, config.request_timeout);
-                return closing(error(refused.status(), &message));
-            }
-        }
+    let limit = if matches!(call, Call::Fault { .. }) {
+        MAX_BODY_BYTES
     } else {
-        Bytes::new()
+        0
     };
-    let result = timeout_at(deadline, carry_out(control, url, call, &body))
-        .await
-        .unwrap_or_else(|_| {
-            Err(Problem {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                message: "the broker did not answer in time".to_owned(),
-            })
-        });
+    let body = match body_of(body, limit, config, deadline).await {
+        Ok(body) => body,
+        Err(refusal) => return refusal,
+    };
+    respond(carry_out(control, url, call, &body), deadline, method, url).await
+}
+
+/// Reads a body of at most `limit` bytes (none when 0), or answers the refusal that closes the
+/// connection.
+pub(super) async fn body_of(
+    body: Incoming,
+    limit: usize,
+    config: &ServerConfig,
+    deadline: Instant,
+) -> Result<Bytes, Response<Body>> {
+    if limit == 0 {
+        return Ok(Bytes::new());
+    }
+    read_body(body, limit, deadline).await.map_err(|refused| {
+        let message = refused.message(limit, config.request_timeout);
+        closing(error(refused.status(), &message))
+    })
+}
+
+/// The JSON answer of `carried`, run until `deadline`, or its problem as `{"error":"…"}`.
+pub(super) async fn respond(
+    carried: impl Future<Output = Result<String, Problem>>,
+    deadline: Instant,
+    method: &Method,
+    url: &RequestUrl,
+) -> Response<Body> {
+    let result = timeout_at(deadline, carried).await.unwrap_or_else(|_| {
+        Err(Problem {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: "the broker did not answer in time".to_owned(),
+        })
+    });
     match result {
         Ok(text) => json(StatusCode::OK, text),
         Err(problem) => {
@@ -139,13 +168,13 @@ async fn carry_out<C: NamespaceControl>(
 
 /// A failed control: its status and what the user is told.
 #[derive(Debug)]
-struct Problem {
-    status: StatusCode,
-    message: String,
+pub(crate) struct Problem {
+    pub(crate) status: StatusCode,
+    pub(crate) message: String,
 }
 
 impl Problem {
-    fn bad_request(message: impl Into<String>) -> Problem {
+    pub(super) fn bad_request(message: impl Into<String>) -> Problem {
         Problem {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
@@ -153,7 +182,7 @@ impl Problem {
     }
 
     /// The problem a control error means; `not_found` says what is missing.
-    fn control(error: ControlError, not_found: impl FnOnce() -> String) -> Problem {
+    pub(super) fn control(error: ControlError, not_found: impl FnOnce() -> String) -> Problem {
         let status = match &error {
             ControlError::NotFound => {
                 return Problem {
@@ -178,13 +207,13 @@ impl From<ValidationError> for Problem {
     }
 }
 
-fn no_entity(entity: &str) -> String {
+pub(super) fn no_entity(entity: &str) -> String {
     format!("there is no queue, topic or subscription {entity:?}")
 }
 
 /// The entity a control names: a queue or topic, or `{topic}/Subscriptions/{subscription}`
 /// (returned with `Subscriptions` spelled so), each name validated.
-fn entity_name(segments: &[String]) -> Result<String, Problem> {
+pub(crate) fn entity_name(segments: &[String]) -> Result<String, Problem> {
     match segments {
         [topic @ .., subscriptions, subscription]
             if !topic.is_empty() && subscriptions.eq_ignore_ascii_case("Subscriptions") =>
@@ -214,12 +243,12 @@ fn dead_letter_only(url: &RequestUrl) -> Result<bool, Problem> {
 }
 
 /// A control's answer as JSON (structs of strings and numbers, which always serialize).
-fn to_json(answer: &impl Serialize) -> String {
+pub(super) fn to_json(answer: &impl Serialize) -> String {
     serde_json::to_string(answer).unwrap_or_default()
 }
 
 /// `{"error":"…"}` with `status`.
-fn error(status: StatusCode, message: &str) -> Response<Body> {
+pub(super) fn error(status: StatusCode, message: &str) -> Response<Body> {
     let body = ErrorAnswer {
         error: message.to_owned(),
     };

@@ -16,7 +16,7 @@ use crate::runtime::management::{Operation, OperationResult};
 
 /// A broker on `storage` and its control interface; dropping `stop` shuts it down, and the
 /// join handle gives the storage back.
-async fn start(
+pub(super) async fn start(
     storage: MemoryStorage,
 ) -> (
     Control,

@@ -40,6 +40,14 @@ pub(super) fn refuse(command: EntityCommand, error: &BrokerError, store: &GroupC
         EntityCommand::Purge { done, .. } => {
             let _ = done.send(Err(error.clone()));
         }
+        EntityCommand::ExploreSessions { reply, .. } => {
+            let _ = reply.send(Err(error.clone()));
+        }
+        EntityCommand::DeadLetterForwarded {
+            done: Some(done), ..
+        } => {
+            let _ = done.send(Err(error.clone()));
+        }
         // Nothing is left to detach, release or remove.
         EntityCommand::Detach(_)
         | EntityCommand::Release(_)

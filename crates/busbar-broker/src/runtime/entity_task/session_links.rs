@@ -26,6 +26,11 @@ pub(super) struct SessionLinks {
 }
 
 impl SessionLinks {
+    /// The connection of the session receive link `owner`.
+    pub(super) fn connection_of(&self, owner: ReceiverId) -> Option<u64> {
+        self.links.get(&owner).map(|(key, _)| key.connection)
+    }
+
     /// Whether `key` is a session receive link.
     pub(super) fn contains(&self, key: ReceiverKey) -> bool {
         self.ids.contains_key(&key)
