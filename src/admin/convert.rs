@@ -365,6 +365,7 @@ fn count_details(counts: &MessageCounts) -> MessageCountDetails {
         scheduled: count(counts.scheduled),
         transfer: 0,
         transfer_dead_letter: 0,
+        deferred: count(counts.deferred),
     }
 }
 

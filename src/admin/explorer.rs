@@ -19,6 +19,7 @@ pub(super) async fn overview(control: &Control) -> ControlResult<Vec<EntityCount
         active: count(counts.active),
         dead_letter: count(counts.dead_lettered),
         scheduled: count(counts.scheduled),
+        deferred: count(counts.deferred),
         requires_session,
     };
     let mut rows = Vec::new();

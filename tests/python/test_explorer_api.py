@@ -20,6 +20,19 @@ def counts(broker, path):
     return row["active"], row["deadLetter"], row["scheduled"]
 
 
+def test_deferred_messages_are_counted_among_the_active_and_on_their_own(broker, client):
+    with client.get_queue_sender(QUEUE) as sender:
+        sender.send_messages([ServiceBusMessage(text) for text in ("later", "now")])
+    with client.get_queue_receiver(QUEUE, max_wait_time=5) as receiver:
+        first, _ = receive_exactly(receiver, 2)
+        receiver.defer_message(first)
+        status, answer = api(broker, "GET", "/$busbar/api/namespace")
+        assert status == 200
+        (row,) = [entity for entity in answer["entities"] if entity["path"] == QUEUE]
+        assert (row["active"], row["deferred"]) == (2, 1)
+    api(broker, "POST", f"/$busbar/api/purge/{QUEUE}")
+
+
 def test_peek_pages_by_sequence_number(broker, client):
     with client.get_queue_sender(QUEUE) as sender:
         sender.send_messages([ServiceBusMessage(f"m{i}", subject="page") for i in range(3)])

@@ -285,6 +285,7 @@ fn counts() -> impl Strategy<Value = MessageCountDetails> {
                 scheduled,
                 transfer,
                 transfer_dead_letter,
+                deferred: 0,
             }
         },
     )

@@ -164,9 +164,16 @@ fn defer_sets_aside_for_retrieval_by_sequence_number_only() {
     );
     let peeked = queue.peek(SubQueue::Main, sequence, 1, at(2));
     assert_eq!(peeked[0].state, MessageState::Deferred);
+    // Counted as active (as Service Bus counts it) and as deferred.
+    assert_eq!((queue.counts().active, queue.counts().deferred), (1, 1));
     let got = queue
         .receive_deferred(SubQueue::Main, &[sequence], ReceiveMode::PeekLock, at(3))
         .unwrap();
+    assert_eq!(
+        queue.counts().deferred,
+        0,
+        "locked now, not waiting deferred"
+    );
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].state, MessageState::Deferred);
     assert_eq!(got[0].delivery_count, 0);

@@ -19,6 +19,9 @@ pub struct MessageCountDetails {
     pub transfer: u64,
     /// `TransferDeadLetterMessageCount`: messages that could not be forwarded.
     pub transfer_dead_letter: u64,
+    /// Of the active messages, the deferred ones: Service Bus reports no such count (it is not
+    /// written to `CountDetails`); the web explorer shows it.
+    pub deferred: u64,
 }
 
 impl MessageCountDetails {

@@ -59,6 +59,8 @@ pub struct EntityCounts {
     pub dead_letter: u64,
     /// Scheduled messages.
     pub scheduled: u64,
+    /// Deferred messages (counted among the active ones too).
+    pub deferred: u64,
     /// Whether receivers must accept sessions.
     pub requires_session: bool,
 }

@@ -155,6 +155,7 @@ pub(super) async fn entity_counts<C: NamespaceControl>(
         active: counts.active,
         dead_letter: counts.dead_letter,
         scheduled: counts.scheduled,
+        deferred: counts.deferred,
         requires_session,
     })
 }

@@ -219,6 +219,7 @@ fn counts_of(entry: &str) -> MessageCountDetails {
         scheduled: count_of(entry, "ScheduledMessageCount"),
         transfer: count_of(entry, "TransferMessageCount"),
         transfer_dead_letter: count_of(entry, "TransferDeadLetterMessageCount"),
+        deferred: 0,
     }
 }
 

@@ -553,6 +553,7 @@ impl NamespaceControl for MemoryNamespace {
             active: 0,
             dead_letter: 0,
             scheduled: 0,
+            deferred: 0,
             requires_session: false,
         };
         Ok(self.queue_names().into_iter().map(row).collect())

@@ -35,6 +35,9 @@ pub struct MessageCounts {
     pub active: usize,
     /// Messages waiting for their scheduled enqueue time.
     pub scheduled: usize,
+    /// Of the active ones, those deferred (and not locked by a receive-by-sequence-number now);
+    /// Service Bus reports no such count, the explorer does.
+    pub deferred: usize,
     /// Messages in the dead-letter sub-queue.
     pub dead_lettered: usize,
     /// Payload bytes of every message stored, in both sub-queues.
@@ -353,6 +356,7 @@ impl Entity {
             // Available, locked and deferred messages are all active to Service Bus.
             active: visible(&self.main).saturating_sub(scheduled),
             scheduled,
+            deferred: self.main.deferred_len(),
             dead_lettered: visible(&self.dead_letter),
             size_bytes: self.size_bytes(),
         }

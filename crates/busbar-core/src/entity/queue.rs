@@ -25,6 +25,8 @@ pub(crate) struct Queue {
     expiring: bool,
     /// Payload bytes of every message here, in every stage (what counts toward the quota).
     size_bytes: u64,
+    /// Messages deferred and not locked now.
+    deferred: usize,
 }
 
 impl Queue {
@@ -40,6 +42,7 @@ impl Queue {
             sessions: main.then(SessionIndex::default),
             expiring: main,
             size_bytes: 0,
+            deferred: 0,
         }
     }
 
@@ -72,6 +75,11 @@ impl Queue {
     }
 
     /// Messages not yet durable, which nothing sees yet. O(1).
+    /// Messages deferred and not locked now.
+    pub(crate) fn deferred_len(&self) -> usize {
+        self.deferred
+    }
+
     pub(crate) fn pending_len(&self) -> usize {
         self.pending.len()
     }
@@ -226,6 +234,13 @@ impl Queue {
         edit(&mut self.pending, keys.pending, add);
         edit(&mut self.scheduled, keys.scheduled, add);
         edit(&mut self.expiry, keys.expiry, add);
+        if keys.deferred {
+            if add {
+                self.deferred += 1;
+            } else {
+                self.deferred -= 1;
+            }
+        }
     }
 
     /// Checks that each index holds exactly the messages whose stage puts them there, and that
@@ -261,6 +276,12 @@ impl Queue {
         if expected.expiry != self.expiry {
             return Err("expiry index out of step with message stages".to_owned());
         }
+        if expected.deferred != self.deferred {
+            return Err(format!(
+                "{} deferred counted, {} stored",
+                self.deferred, expected.deferred
+            ));
+        }
         if expected.size_bytes != self.size_bytes {
             return Err(format!(
                 "{} bytes counted, {} stored",
@@ -288,6 +309,7 @@ struct IndexKeys {
     pending: Option<SequenceNumber>,
     scheduled: Option<(Timestamp, SequenceNumber)>,
     expiry: Option<(Timestamp, SequenceNumber)>,
+    deferred: bool,
 }
 
 impl IndexKeys {
@@ -306,6 +328,7 @@ impl IndexKeys {
             pending: matches!(message.stage, Stage::Pending { .. }).then_some(sequence),
             scheduled: scheduled.map(|at| (at, sequence)),
             expiry: expiry.map(|at| (at, sequence)),
+            deferred: message.stage == Stage::Deferred,
         }
     }
 }

@@ -10,7 +10,7 @@
       .then(function (answer) {
         if (!answer) { return; }
         answer.entities.forEach(function (entity) {
-          ["active", "deadLetter", "scheduled"].forEach(function (field) {
+          ["active", "deadLetter", "scheduled", "deferred"].forEach(function (field) {
             var selector = '[data-count="' + CSS.escape(entity.path + "|" + field) + '"]';
             document.querySelectorAll(selector).forEach(function (cell) {
               cell.textContent = String(entity[field]);

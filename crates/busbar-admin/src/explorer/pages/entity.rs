@@ -51,7 +51,8 @@ pub(crate) fn entity(frame: &Frame<'_>, csrf: &str, view: &EntityView<'_>) -> Ma
             p {
                 "Active " strong data-count=(format!("{path}|active")) { (counts.active) } " · "
                 "dead-letter " strong data-count=(format!("{path}|deadLetter")) { (counts.dead_letter) } " · "
-                "scheduled " strong data-count=(format!("{path}|scheduled")) { (counts.scheduled) }
+                "scheduled " strong data-count=(format!("{path}|scheduled")) { (counts.scheduled) } " · "
+                "deferred " strong data-count=(format!("{path}|deferred")) { (counts.deferred) }
             }
             nav.tabs {
                 (tab(SubQueue::Active, None, "All active"))

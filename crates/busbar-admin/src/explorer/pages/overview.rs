@@ -23,7 +23,7 @@ pub(crate) fn overview(
             table #entities {
                 thead { tr {
                     th { "Entity" } th { "Kind" }
-                    th.n { "Active" } th.n { "Dead-letter" } th.n { "Scheduled" }
+                    th.n { "Active" } th.n { "Dead-letter" } th.n { "Scheduled" } th.n { "Deferred" }
                 } }
                 tbody {
                     @for row in rows {
@@ -36,6 +36,7 @@ pub(crate) fn overview(
                             td.n data-count=(format!("{}|active", row.path)) { (row.active) }
                             td.n data-count=(format!("{}|deadLetter", row.path)) { (row.dead_letter) }
                             td.n data-count=(format!("{}|scheduled", row.path)) { (row.scheduled) }
+                            td.n data-count=(format!("{}|deferred", row.path)) { (row.deferred) }
                         }
                     }
                 }
