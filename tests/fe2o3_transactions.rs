@@ -10,6 +10,8 @@
 
 mod support;
 
+use fe2o3_amqp::connection::ConnectionHandle;
+use fe2o3_amqp::session::SessionHandle;
 use fe2o3_amqp::transaction::{
     Controller, Transaction, TransactionDischarge, TransactionPosting, TransactionRetirement,
 };
@@ -32,26 +34,68 @@ async fn take(receiver: &mut Receiver) -> String {
     body
 }
 
+/// A broker with `queues` and one connection to it with a session and a transaction controller.
+/// Fields drop in order: the client goes before the broker process.
+struct OnBroker {
+    connection: ConnectionHandle<()>,
+    session: SessionHandle<()>,
+    controller: Controller,
+    _broker: Broker,
+}
+
+impl OnBroker {
+    async fn start(queues: &[&str]) -> OnBroker {
+        let broker = Broker::in_memory(queues);
+        let (connection, mut session) = connect(&broker, "fe2o3-txn").await;
+        let controller = step(Controller::attach(&mut session, "controller"))
+            .await
+            .unwrap();
+        OnBroker {
+            connection,
+            session,
+            controller,
+            _broker: broker,
+        }
+    }
+
+    async fn sender(&mut self, queue: &str) -> Sender {
+        let name = format!("to-{queue}");
+        step(Sender::attach(&mut self.session, name, queue))
+            .await
+            .unwrap()
+    }
+
+    async fn receiver(&mut self, queue: &str) -> Receiver {
+        peek_lock_receiver(&mut self.session, &format!("from-{queue}"), queue, 10).await
+    }
+
+    async fn declare(&self) -> Transaction<'_> {
+        step(Transaction::declare(&self.controller, None))
+            .await
+            .unwrap()
+    }
+
+    async fn close(mut self) {
+        step(self.controller.close()).await.unwrap();
+        step(self.session.end()).await.unwrap();
+        step(self.connection.close()).await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_committed_send_arrives_and_a_rolled_back_one_never_does() {
-    let broker = Broker::in_memory(&["q"]);
-    let (mut connection, mut session) = connect(&broker, "fe2o3-txn").await;
-    let controller = step(Controller::attach(&mut session, "controller"))
-        .await
-        .unwrap();
-    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
-        .await
-        .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
+    let mut client = OnBroker::start(&["q"]).await;
+    let mut sender = client.sender("q").await;
+    let mut receiver = client.receiver("q").await;
 
-    let rolled_back = step(Transaction::declare(&controller, None)).await.unwrap();
+    let rolled_back = client.declare().await;
     let outcome = step(rolled_back.post(&mut sender, "rolled back".to_owned()))
         .await
         .unwrap();
     assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
     step(rolled_back.rollback()).await.unwrap();
 
-    let committed = step(Transaction::declare(&controller, None)).await.unwrap();
+    let committed = client.declare().await;
     step(committed.post(&mut sender, "committed".to_owned()))
         .await
         .unwrap();
@@ -60,26 +104,18 @@ async fn a_committed_send_arrives_and_a_rolled_back_one_never_does() {
 
     assert_eq!(take(&mut receiver).await, "committed");
     assert_eq!(take(&mut receiver).await, "marker");
-    step(controller.close()).await.unwrap();
-    step(session.end()).await.unwrap();
-    step(connection.close()).await.unwrap();
+    client.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rolled_back_settlement_leaves_the_message_locked_by_its_receiver() {
-    let broker = Broker::in_memory(&["q"]);
-    let (mut connection, mut session) = connect(&broker, "fe2o3-txn").await;
-    let controller = step(Controller::attach(&mut session, "controller"))
-        .await
-        .unwrap();
-    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
-        .await
-        .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
+    let mut client = OnBroker::start(&["q"]).await;
+    let mut sender = client.sender("q").await;
+    let mut receiver = client.receiver("q").await;
     send(&mut sender, "work").await;
     let delivery = step(receiver.recv::<String>()).await.unwrap();
 
-    let txn = step(Transaction::declare(&controller, None)).await.unwrap();
+    let txn = client.declare().await;
     step(txn.accept(&mut receiver, &delivery)).await.unwrap();
     step(txn.rollback()).await.unwrap();
 
@@ -87,30 +123,20 @@ async fn a_rolled_back_settlement_leaves_the_message_locked_by_its_receiver() {
     step(receiver.accept(&delivery)).await.unwrap();
     send(&mut sender, "marker").await;
     assert_eq!(take(&mut receiver).await, "marker");
-    step(controller.close()).await.unwrap();
-    step(session.end()).await.unwrap();
-    step(connection.close()).await.unwrap();
+    client.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receive_complete_and_send_to_another_queue_commit_together() {
-    let broker = Broker::in_memory(&["in", "out"]);
-    let (mut connection, mut session) = connect(&broker, "fe2o3-txn").await;
-    let controller = step(Controller::attach(&mut session, "controller"))
-        .await
-        .unwrap();
-    let mut into = step(Sender::attach(&mut session, "into", "in"))
-        .await
-        .unwrap();
-    let mut onward = step(Sender::attach(&mut session, "onward", "out"))
-        .await
-        .unwrap();
-    let mut inbound = peek_lock_receiver(&mut session, "inbound", "in", 10).await;
-    let mut outbound = peek_lock_receiver(&mut session, "outbound", "out", 10).await;
+    let mut client = OnBroker::start(&["in", "out"]).await;
+    let mut into = client.sender("in").await;
+    let mut onward = client.sender("out").await;
+    let mut inbound = client.receiver("in").await;
+    let mut outbound = client.receiver("out").await;
     send(&mut into, "order").await;
     let delivery = step(inbound.recv::<String>()).await.unwrap();
 
-    let txn = step(Transaction::declare(&controller, None)).await.unwrap();
+    let txn = client.declare().await;
     step(txn.accept(&mut inbound, &delivery)).await.unwrap();
     step(txn.post(&mut onward, "shipped".to_owned()))
         .await
@@ -121,32 +147,22 @@ async fn receive_complete_and_send_to_another_queue_commit_together() {
     // The completion was committed with the send: the lock is spent.
     send(&mut into, "marker").await;
     assert_eq!(take(&mut inbound).await, "marker");
-    step(controller.close()).await.unwrap();
-    step(session.end()).await.unwrap();
-    step(connection.close()).await.unwrap();
+    client.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn settlements_on_two_entities_in_one_transaction_are_refused() {
-    let broker = Broker::in_memory(&["a", "b"]);
-    let (mut connection, mut session) = connect(&broker, "fe2o3-txn").await;
-    let controller = step(Controller::attach(&mut session, "controller"))
-        .await
-        .unwrap();
-    let mut to_a = step(Sender::attach(&mut session, "to-a", "a"))
-        .await
-        .unwrap();
-    let mut to_b = step(Sender::attach(&mut session, "to-b", "b"))
-        .await
-        .unwrap();
-    let mut from_a = peek_lock_receiver(&mut session, "from-a", "a", 10).await;
-    let mut from_b = peek_lock_receiver(&mut session, "from-b", "b", 10).await;
+    let mut client = OnBroker::start(&["a", "b"]).await;
+    let mut to_a = client.sender("a").await;
+    let mut to_b = client.sender("b").await;
+    let mut from_a = client.receiver("a").await;
+    let mut from_b = client.receiver("b").await;
     send(&mut to_a, "one").await;
     send(&mut to_b, "two").await;
     let one = step(from_a.recv::<String>()).await.unwrap();
     let two = step(from_b.recv::<String>()).await.unwrap();
 
-    let txn = step(Transaction::declare(&controller, None)).await.unwrap();
+    let txn = client.declare().await;
     step(txn.accept(&mut from_a, &one)).await.unwrap();
     // Service Bus: local transactions cannot span multiple top-level entities. The broker
     // refuses this settlement (fe2o3 does not report a refused transactional disposition).
@@ -158,25 +174,17 @@ async fn settlements_on_two_entities_in_one_transaction_are_refused() {
     step(from_b.accept(&two)).await.unwrap();
     send(&mut to_a, "marker").await;
     assert_eq!(take(&mut from_a).await, "marker");
-    step(controller.close()).await.unwrap();
-    step(session.end()).await.unwrap();
-    step(connection.close()).await.unwrap();
+    client.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_coordinator_link_serves_transactions_past_its_first_credit() {
-    let broker = Broker::in_memory(&["q"]);
-    let (mut connection, mut session) = connect(&broker, "fe2o3-txn").await;
-    let controller = step(Controller::attach(&mut session, "controller"))
-        .await
-        .unwrap();
-    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
-        .await
-        .unwrap();
-    let mut receiver = peek_lock_receiver(&mut session, "receiver", "q", 10).await;
+    let mut client = OnBroker::start(&["q"]).await;
+    let mut sender = client.sender("q").await;
+    let mut receiver = client.receiver("q").await;
     // Each transaction takes two transfers (declare, discharge) of the link's credit.
     for index in 0..150 {
-        let txn = step(Transaction::declare(&controller, None)).await.unwrap();
+        let txn = client.declare().await;
         step(txn.post(&mut sender, format!("m-{index}")))
             .await
             .unwrap();
@@ -185,7 +193,5 @@ async fn one_coordinator_link_serves_transactions_past_its_first_credit() {
     for index in 0..150 {
         assert_eq!(take(&mut receiver).await, format!("m-{index}"));
     }
-    step(controller.close()).await.unwrap();
-    step(session.end()).await.unwrap();
-    step(connection.close()).await.unwrap();
+    client.close().await;
 }

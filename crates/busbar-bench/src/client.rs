@@ -31,7 +31,7 @@ const RECHECK: Duration = Duration::from_millis(100);
 pub(crate) const STAMP_BYTES: usize = 8;
 
 /// Runs a broker step under [`STEP`], naming it in the error.
-async fn step<T, E: std::fmt::Display>(
+pub(crate) async fn step<T, E: std::fmt::Display>(
     name: &'static str,
     future: impl Future<Output = Result<T, E>>,
 ) -> Result<T, BenchError> {

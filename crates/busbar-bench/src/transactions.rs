@@ -15,7 +15,7 @@ use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 use hdrhistogram::Histogram;
 use tokio::sync::watch;
 
-use crate::client::latency_histogram;
+use crate::client::{latency_histogram, step};
 use crate::error::BenchError;
 
 /// What `busbar-bench transactions` is asked.
@@ -33,19 +33,6 @@ pub(crate) struct TransactionOptions {
 
 /// Messages each handler puts on the queue first: what keeps every handler busy.
 const MESSAGES_PER_HANDLER: usize = 4;
-/// How long one broker step may take before the run fails.
-const STEP: Duration = Duration::from_secs(30);
-
-async fn step<T, E: std::fmt::Display>(
-    name: &'static str,
-    future: impl Future<Output = Result<T, E>>,
-) -> Result<T, BenchError> {
-    match tokio::time::timeout(STEP, future).await {
-        Ok(result) => result.map_err(|error| BenchError::broker(name, error)),
-        Err(_) => Err(BenchError::TimedOut(name)),
-    }
-}
-
 /// Runs the handlers for the options' duration and prints one Markdown table row.
 pub(crate) async fn run(options: TransactionOptions) -> Result<(), BenchError> {
     let (stop, stopped) = watch::channel(false);

@@ -140,6 +140,14 @@ impl SessionLinks {
         self.tokens.contains_key(token)
     }
 
+    /// The session link that received the message locked under `token`.
+    fn owner_of(&self, token: LockToken) -> Result<ReceiverId, BrokerError> {
+        self.tokens
+            .get(&token)
+            .copied()
+            .ok_or(BrokerError::MessageLockLost)
+    }
+
     /// Settles a message received on a session link through its session.
     pub(super) fn settle(
         &mut self,
@@ -148,10 +156,7 @@ impl SessionLinks {
         outcome: Outcome,
         now: Timestamp,
     ) -> Result<(), BrokerError> {
-        let owner = *self
-            .tokens
-            .get(&token)
-            .ok_or(BrokerError::MessageLockLost)?;
+        let owner = self.owner_of(token)?;
         let sessions = entity.sessions_mut().ok_or(BrokerError::MessageLockLost)?;
         let Some(session) = sessions.session_of(owner).cloned() else {
             self.tokens.remove(&token);
@@ -173,10 +178,7 @@ impl SessionLinks {
         outcome: &Outcome,
         now: Timestamp,
     ) -> Result<(), BrokerError> {
-        let owner = *self
-            .tokens
-            .get(&token)
-            .ok_or(BrokerError::MessageLockLost)?;
+        let owner = self.owner_of(token)?;
         let sessions = entity.sessions().ok_or(BrokerError::MessageLockLost)?;
         let session = sessions
             .session_of(owner)
