@@ -5,6 +5,10 @@
 //! it. After a restart on the same directory every transaction is all there or not at all: both
 //! of its sends with its completion, or neither send and the message back in `in`; and every
 //! commit the client saw accepted is there.
+//!
+//! Two chosen points as well, with `--test-controls`: killed once a commit is stored but its
+//! answer held back (a delay fault on the committing entity; the forwarded copy turning
+//! receivable shows the moment), everything is there; killed before the discharge, nothing.
 
 #![allow(clippy::unwrap_used)]
 
@@ -186,4 +190,73 @@ async fn a_transaction_is_all_there_or_not_at_all_after_sigkill_under_load() {
     for kill_after in [20, 75] {
         one_round(kill_after).await;
     }
+}
+
+/// Each transaction of this test receives the one order from `in`, completes it and forwards it
+/// to `out`; the broker is killed at a chosen point of its commit, then restarted.
+async fn kill_during_commit(
+    commit_first: bool,
+) -> (BTreeMap<String, usize>, BTreeMap<String, usize>) {
+    let dir = scratch_dir("busbar-txn-crash-point");
+    let config = write_config(&dir, &["in", "out"]);
+    let data = dir.join("data");
+    let broker = Broker::on_disk_with_test_controls(config.clone(), data.clone());
+    let (_connection, mut session) = connect(&broker, "txn-point").await;
+    let mut loader = step(Sender::attach(&mut session, "loader", "in"))
+        .await
+        .unwrap();
+    send_acked(&mut loader, "order".to_owned()).await;
+    let controller = step(Controller::attach(&mut session, "controller"))
+        .await
+        .unwrap();
+    let mut out = step(Sender::attach(&mut session, "out", "out"))
+        .await
+        .unwrap();
+    let mut inbound = peek_lock_receiver(&mut session, "in", "in", 1).await;
+    let delivery = step(inbound.recv::<String>()).await.unwrap();
+    let txn = step(Transaction::declare(&controller, None)).await.unwrap();
+    step(txn.accept(&mut inbound, &delivery)).await.unwrap();
+    step(txn.post(&mut out, "shipped".to_owned()))
+        .await
+        .unwrap();
+    if commit_first {
+        // The entity that commits answers a minute late: the commit is stored, its answer not
+        // yet sent. The forwarded copy becomes receivable exactly when the commit is durable.
+        broker.ctl(&["fault", "in", "delay", "60s"]);
+        let (_watcher_connection, mut watcher) = connect(&broker, "txn-watcher").await;
+        let mut shipped = peek_lock_receiver(&mut watcher, "watch", "out", 1).await;
+        let commit = txn.commit();
+        tokio::pin!(commit);
+        tokio::select! {
+            _ = &mut commit => panic!("the commit was answered despite the delay"),
+            delivery = step(shipped.recv::<String>()) => {
+                assert_eq!(delivery.unwrap().body(), "shipped");
+            }
+        }
+        broker.kill();
+    } else {
+        // Killed before the discharge is sent.
+        broker.kill();
+        drop(txn);
+    }
+    let broker = Broker::on_disk(config, data);
+    let (_connection, mut session) = connect(&broker, "txn-checker").await;
+    let remaining = drain(&mut session, "in").await;
+    let forwarded = drain(&mut session, "out").await;
+    assert_eq!(broker.terminate().code(), Some(0));
+    (remaining, forwarded)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_stored_but_not_yet_answered_is_all_there_after_sigkill() {
+    let (remaining, forwarded) = kill_during_commit(true).await;
+    assert_eq!(remaining, BTreeMap::new(), "the completion was committed");
+    assert_eq!(forwarded, BTreeMap::from([("shipped".to_owned(), 1)]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_killed_before_its_commit_left_nothing() {
+    let (remaining, forwarded) = kill_during_commit(false).await;
+    assert_eq!(remaining, BTreeMap::from([("order".to_owned(), 1)]));
+    assert_eq!(forwarded, BTreeMap::new(), "nothing of the transaction");
 }

@@ -92,6 +92,22 @@ impl Broker {
         Broker::spawn(Some(config), Some(data_dir))
     }
 
+    /// Starts a broker on `data_dir` with `--test-controls` (the virtual clock, faults).
+    pub fn on_disk_with_test_controls(config: PathBuf, data_dir: PathBuf) -> Broker {
+        Broker::spawn_with(Some(config), Some(data_dir), &["--test-controls"])
+    }
+
+    /// Runs `busbar ctl ARGS` against this broker's admin port; panics unless it succeeds.
+    pub fn ctl(&self, args: &[&str]) {
+        let admin = format!("http://127.0.0.1:{}", self.admin_port);
+        let output = Command::new(env!("CARGO_BIN_EXE_busbar"))
+            .args(["ctl", "--admin", &admin])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "busbar ctl {args:?}: {output:?}");
+    }
+
     /// Starts a broker with in-memory storage, `--test-controls` (the virtual clock) and the
     /// built-in default configuration.
     pub fn default_with_test_controls() -> Broker {

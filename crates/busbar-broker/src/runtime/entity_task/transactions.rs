@@ -36,6 +36,8 @@ impl EntityTask {
             mut parts,
             done,
         } = commit;
+        // A test's delay fault holds the answer back after the commit is durable.
+        let done = self.maybe_delayed(done);
         for (token, outcome) in settlements {
             // Checked above, in this same turn: it cannot fail now.
             if let Err(error) = self.settle(token, outcome, now) {
