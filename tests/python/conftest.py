@@ -274,7 +274,8 @@ class Broker:
     """One `busbar` process, restartable on the same data directory."""
 
     def __init__(self, binary, workdir, config=None, test_controls=False):
-        self.binary = binary
+        # Absolute: the broker runs in the workdir.
+        self.binary = os.path.abspath(binary)
         self.workdir = Path(workdir)
         self.data_dir = self.workdir / "data"
         self.config = config
@@ -293,10 +294,13 @@ class Broker:
         assert self.process is None, "the broker is already running"
         self.starts += 1
         listen = f"127.0.0.1:{port}"
+        # BUSBAR_STORAGE_URL (postgres://…, set by tests/postgres_e2e.rs) replaces the data
+        # directory; the development CA then goes to ./busbar-data/tls, under the workdir.
+        storage_url = os.environ.get("BUSBAR_STORAGE_URL")
+        storage = ["--storage", storage_url] if storage_url else ["--data-dir", str(self.data_dir)]
         arguments = [
             self.binary,
-            "--data-dir",
-            str(self.data_dir),
+            *storage,
             "--listen",
             listen,
             "--tls-listen",
@@ -317,6 +321,7 @@ class Broker:
             stdout=subprocess.PIPE,
             stderr=log,
             stdin=subprocess.DEVNULL,
+            cwd=self.workdir,
             env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "info")},
         )
         log.close()

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
 pub mod client;
+pub mod management;
+pub mod postgres_node;
 pub mod raw;
 
 use std::io::{BufRead, BufReader};

@@ -8,6 +8,7 @@
 //! so a node that was replaced can never write again.
 
 mod changes;
+mod client_thread;
 mod lease;
 mod recover;
 mod schema;

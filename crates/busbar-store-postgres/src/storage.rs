@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use busbar_store::{CompactionReport, Lsn, Record, Recovered, Storage, StoreError};
-use postgres::Client;
 
 use crate::changes::Changes;
+use crate::client_thread::ClientThread;
 use crate::lease::Epoch;
 use crate::recover::read_live_rows;
 use crate::schema::migrate;
@@ -26,8 +26,8 @@ type FailureHook = Box<dyn FnOnce(&StoreError) + Send>;
 /// be unknown (the connection can drop after the server committed), so nothing more is
 /// acknowledged and the broker must recover from the database to go on.
 pub struct PostgresStorage {
-    client: Client,
-    statements: Statements,
+    connection: ClientThread,
+    statements: Arc<Statements>,
     fence: Option<Epoch>,
     /// Appended since the last sync; written by the next one.
     pending: Vec<Record>,
@@ -43,17 +43,20 @@ impl PostgresStorage {
     /// With `fence`, every commit first checks that the database's lease epoch is still that
     /// one and fails with [`StoreError::LeaseLost`] otherwise (see [`Lease`](crate::Lease)).
     pub fn open(url: &DatabaseUrl, fence: Option<Epoch>) -> Result<PostgresStorage, StoreError> {
-        let mut client = url.connect()?;
-        migrate(&mut client)?;
-        let statements = Statements::prepare(&mut client)?;
-        let position: i64 = client
-            .query_one("SELECT lsn FROM busbar_position", &[])
-            .map_err(|error| database_error("open", &error))?
-            .get(0);
+        let connection = ClientThread::connect(url)?;
+        let (statements, position) = connection.run(|client| {
+            migrate(client)?;
+            let statements = Statements::prepare(client)?;
+            let position: i64 = client
+                .query_one("SELECT lsn FROM busbar_position", &[])
+                .map_err(|error| database_error("open", &error))?
+                .get(0);
+            Ok((statements, position))
+        })?;
         let position = Lsn(u64::try_from(position).unwrap_or(0));
         Ok(PostgresStorage {
-            client,
-            statements,
+            connection,
+            statements: Arc::new(statements),
             fence,
             pending: Vec::new(),
             last: position,
@@ -91,25 +94,28 @@ impl PostgresStorage {
 
     /// Writes the pending records in one transaction and commits it.
     fn commit_pending(&mut self) -> Result<(), StoreError> {
-        let changes = Changes::fold(&self.pending);
+        let records = std::mem::take(&mut self.pending);
         let lsn = i64::try_from(self.last.0).unwrap_or(i64::MAX);
-        let mut transaction = self
-            .client
-            .transaction()
-            .map_err(|error| database_error("begin", &error))?;
-        if let Some(held) = self.fence {
-            let current = self.statements.current_epoch(&mut transaction)?;
-            if current != held.value() {
-                return Err(StoreError::LeaseLost {
-                    held: held.value(),
-                    current,
-                });
+        let (statements, fence) = (Arc::clone(&self.statements), self.fence);
+        self.connection.run(move |client| {
+            let changes = Changes::fold(&records);
+            let mut transaction = client
+                .transaction()
+                .map_err(|error| database_error("begin", &error))?;
+            if let Some(held) = fence {
+                let current = statements.current_epoch(&mut transaction)?;
+                if current != held.value() {
+                    return Err(StoreError::LeaseLost {
+                        held: held.value(),
+                        current,
+                    });
+                }
             }
-        }
-        self.statements.write(&mut transaction, &changes, lsn)?;
-        transaction
-            .commit()
-            .map_err(|error| database_error("commit", &error))
+            statements.write(&mut transaction, &changes, lsn)?;
+            transaction
+                .commit()
+                .map_err(|error| database_error("commit", &error))
+        })
     }
 }
 
@@ -144,7 +150,6 @@ impl Storage for PostgresStorage {
         }
         match self.commit_pending() {
             Ok(()) => {
-                self.pending.clear();
                 self.durable = self.last;
                 Ok(self.durable)
             }
@@ -154,7 +159,7 @@ impl Storage for PostgresStorage {
 
     fn recover(&mut self) -> Result<Recovered, StoreError> {
         self.check()?;
-        match read_live_rows(&mut self.client) {
+        match self.connection.run(read_live_rows) {
             Ok(recovered) => Ok(recovered),
             Err(error) => Err(self.poison(error)),
         }

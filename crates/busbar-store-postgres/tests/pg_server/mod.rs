@@ -6,7 +6,6 @@
 //!
 //! Shared by busbar-store-postgres's tests and the binary's end-to-end tests (as a path module).
 
-use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -20,9 +19,9 @@ const USER: &str = "postgres";
 pub(crate) struct PgServer {
     port: u16,
     bin: PathBuf,
-    /// Keeps the watchdog's stdin open: when this process ends, the watchdog reads end-of-file
-    /// and stops the server.
-    _watchdog: Mutex<ChildStdin>,
+    /// The watchdog and its stdin, kept open: when this process ends, the watchdog reads
+    /// end-of-file and stops the server (it outlives us, so it is never waited for).
+    _watchdog: Mutex<(Child, ChildStdin)>,
 }
 
 impl PgServer {
@@ -30,11 +29,6 @@ impl PgServer {
     pub(crate) fn shared() -> &'static PgServer {
         static SERVER: OnceLock<PgServer> = OnceLock::new();
         SERVER.get_or_init(PgServer::start)
-    }
-
-    /// The loopback port it listens on.
-    pub(crate) fn port(&self) -> u16 {
-        self.port
     }
 
     /// The URL of `database` for the superuser.
@@ -118,7 +112,7 @@ impl PgServer {
 
 /// A shell that waits for end-of-file on its stdin (this process exiting closes it), then
 /// stops the server at once and removes its directory.
-fn watchdog(as_root: bool, bin: &Path, root: &Path, data: &Path) -> ChildStdin {
+fn watchdog(as_root: bool, bin: &Path, root: &Path, data: &Path) -> (Child, ChildStdin) {
     let run_as = if as_root {
         "runuser -u postgres -- "
     } else {
@@ -137,10 +131,8 @@ fn watchdog(as_root: bool, bin: &Path, root: &Path, data: &Path) -> ChildStdin {
         .stderr(Stdio::null())
         .spawn()
         .expect("cannot start the server's watchdog");
-    let mut stdin = child.stdin.take().expect("the watchdog's stdin");
-    // Nothing to say; the pipe only has to stay open.
-    let _ = stdin.flush();
-    stdin
+    let stdin = child.stdin.take().expect("the watchdog's stdin");
+    (child, stdin)
 }
 
 /// A command for the server's binaries: as the `postgres` user when we are root.

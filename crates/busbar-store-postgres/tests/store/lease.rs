@@ -146,10 +146,8 @@ fn wait_until_the_lock_is_held_again(url: &DatabaseUrl) {
 
 /// The URL's text for a plain client (the test's own connections).
 fn plain(url: &DatabaseUrl) -> String {
-    let port = PgServer::shared().port();
     let database = url.to_string();
-    let name = database.rsplit('/').next().unwrap().to_owned();
-    format!("postgres://postgres@127.0.0.1:{port}/{name}")
+    PgServer::shared().url(database.rsplit('/').next().unwrap())
 }
 
 /// Ends every session of `application` on the database, as a network cut would.
