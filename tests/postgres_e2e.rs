@@ -1,8 +1,10 @@
 //! `busbar --storage postgres://…` end to end, against a private PostgreSQL server: the Python
-//! SDK suite's durability cases, active/passive failover under load (SIGKILL the active node
-//! while an independent fe2o3-amqp client sends and completes; the standby takes over with
-//! nothing acknowledged lost and nothing completed back), and a clear error when the database
-//! cannot be reached.
+//! SDK suite's durability cases; active/passive failover under load, SIGKILLing the active node
+//! while an independent fe2o3-amqp client sends and completes (nothing acknowledged lost,
+//! nothing completed back, takeover time printed) and while the Python SDK streams a session's
+//! messages and changes its state (`tests/python/failover_postgres.py`: order and state kept,
+//! the SDK's retries carry the sender across); and a clear error when the database cannot be
+//! reached.
 
 #![allow(clippy::unwrap_used)]
 
@@ -29,24 +31,35 @@ mod failover;
 /// A guard against a hung broker or client: the two cases take about twenty seconds.
 const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
+/// The durability cases and the failover case, each file with a database of its own (two
+/// brokers on one database would share its lease), run side by side.
 #[test]
-fn the_python_durability_cases_pass_on_postgres() {
-    let url = PgServer::shared().create_database("python");
+fn the_python_durability_and_failover_cases_pass_on_postgres() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = prepared_environment(&root.join("tests").join("python").join("requirements.txt"));
-    let child = Command::new(&python)
-        .args(["-m", "pytest", "tests/python/test_restart.py", "-q"])
-        .current_dir(root)
-        .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))
-        .env("BUSBAR_STORAGE_URL", &url)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot start {}: {error}", python.display()));
-    let status = wait_with_guard(child, SUITE_TIMEOUT, "Python durability cases");
-    assert!(
-        status.success(),
-        "pytest failed ({status}); its report is above"
-    );
+    let runs: Vec<_> = ["test_restart.py", "failover_postgres.py"]
+        .into_iter()
+        .map(|file| {
+            let url = PgServer::shared().create_database("python");
+            let child = Command::new(&python)
+                .args(["-m", "pytest", "-q", "-n", "0"])
+                .arg(Path::new("tests").join("python").join(file))
+                .current_dir(root)
+                .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))
+                .env("BUSBAR_STORAGE_URL", &url)
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .spawn()
+                .unwrap_or_else(|error| panic!("cannot start {}: {error}", python.display()));
+            (file, child)
+        })
+        .collect();
+    for (file, child) in runs {
+        let status = wait_with_guard(child, SUITE_TIMEOUT, file);
+        assert!(
+            status.success(),
+            "pytest {file} failed ({status}); its report is above"
+        );
+    }
 }
 
 #[test]

@@ -19,7 +19,7 @@ use fe2o3_amqp::{Receiver, Sender};
 use tokio::sync::watch;
 
 use crate::pg_server::PgServer;
-use crate::support::client::{connect, peek_lock_receiver, step};
+use crate::support::client::{connect, drain_until, peek_lock_receiver, step};
 use crate::support::management::Management;
 use crate::support::postgres_node::PostgresNode;
 use crate::support::{scratch_dir, write_config};
@@ -165,15 +165,7 @@ async fn the_standby_takes_over_a_sigkilled_active_node_losing_nothing() {
     );
 
     let mut receiver = peek_lock_receiver(&mut session, "after", QUEUE, 50).await;
-    let mut received = BTreeSet::new();
-    loop {
-        let delivery = step(receiver.recv::<String>()).await.unwrap();
-        step(receiver.accept(&delivery)).await.unwrap();
-        if delivery.body() == "end" {
-            break;
-        }
-        received.insert(delivery.body().clone());
-    }
+    let received = drain_until(&mut receiver, "end").await;
     for body in &seen.acked {
         assert!(
             received.contains(body) || seen.completed.contains(body),

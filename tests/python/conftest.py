@@ -89,6 +89,7 @@ QUEUES = {
     "q-fault-drop": {},
     "q-fault-delay": {},
     "q-session-plain": {"RequiresSession": True},
+    "q-failover-session": {"RequiresSession": True},
     "q-session-fifo": {"RequiresSession": True},
     "q-session-two": {"RequiresSession": True},
     "q-session-busy": {"RequiresSession": True},
@@ -255,6 +256,12 @@ def _amqp_port(line):
     return None
 
 
+def _standby_or_serving(line):
+    if line.startswith("standby:"):
+        return "standby"
+    return "serving" if line.startswith("listening on ") else None
+
+
 def _amqps_port(line):
     found = _AMQPS_LISTENING.search(line)
     return int(found.group(1)) if found else None
@@ -291,6 +298,20 @@ class Broker:
 
     def start(self, port=0):
         """Starts the binary on `port` (0: any free port) and waits until it listens."""
+        self._spawn(port)
+        self._await_serving()
+
+    def start_standby(self, port):
+        """Starts a node that must stand by (another one holds the PostgreSQL lease) and waits
+        for its standby line; it may be given the active node's `port`, since it binds nothing."""
+        self._spawn(port)
+        assert self._await_line(_standby_or_serving, "the standby line") == "standby"
+
+    def await_takeover(self):
+        """Waits until a standing-by node serves (it prints its listening lines)."""
+        self._await_serving()
+
+    def _spawn(self, port):
         assert self.process is None, "the broker is already running"
         self.starts += 1
         listen = f"127.0.0.1:{port}"
@@ -329,6 +350,8 @@ class Broker:
         threading.Thread(
             target=_pump_lines, args=(self.process.stdout, self._stdout_lines), daemon=True
         ).start()
+
+    def _await_serving(self):
         self.port = self._await_line(_amqp_port, "a listening port")
         self.amqps_port = self._await_line(_amqps_port, "an AMQPS listening port")
         self.admin_port = self._await_line(_admin_port, "an admin listening port")

@@ -66,6 +66,19 @@ pub fn write_config_with(dir: &Path, queues: &[(&str, &str)]) -> PathBuf {
     path
 }
 
+/// The child's stdout lines, read to the end on a thread of their own so the broker never
+/// blocks on a full pipe.
+pub fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let stdout = child.stdout.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = sender.send(line);
+        }
+    });
+    lines
+}
+
 impl Broker {
     /// Starts a broker with in-memory storage serving `queues`.
     pub fn in_memory(queues: &[&str]) -> Broker {
@@ -115,21 +128,17 @@ impl Broker {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (lines, port_line) = mpsc::channel();
-        // Reads stdout to its end so the broker never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(address) = line.strip_prefix("listening on ") {
-                    let _ = lines.send(address.rsplit(':').next().unwrap_or("").to_owned());
-                }
+        let lines = stdout_lines(&mut child);
+        let deadline = std::time::Instant::now() + START_TIMEOUT;
+        let port = loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = lines
+                .recv_timeout(left)
+                .expect("busbar did not print its listening line");
+            if let Some(address) = line.strip_prefix("listening on ") {
+                break address.rsplit(':').next().unwrap_or("").parse().unwrap();
             }
-        });
-        let port = port_line
-            .recv_timeout(START_TIMEOUT)
-            .expect("busbar did not print its listening line")
-            .parse()
-            .unwrap();
+        };
         Broker {
             child,
             port,

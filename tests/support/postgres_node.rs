@@ -1,13 +1,12 @@
 //! A `busbar --storage postgres://…` process, which either serves (it took the lease) or stands
 //! by; its stdout lines arrive on a channel so a test can tell which, and when that changes.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::Broker;
+use super::{Broker, stdout_lines};
 
 /// A broker process on PostgreSQL storage, not known yet to serve.
 pub struct PostgresNode {
@@ -40,14 +39,7 @@ impl PostgresNode {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = mpsc::channel();
-        // Reads stdout to its end so the broker never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = sender.send(line);
-            }
-        });
+        let lines = stdout_lines(&mut child);
         PostgresNode {
             child: Some(child),
             lines,

@@ -86,12 +86,7 @@ fn a_holder_whose_session_is_taken_over_is_told_it_lost_the_lease() {
     let active = Lease::acquire(&url, || {}).unwrap();
     let (waited, standby) = acquire_in_background(&url);
     waited.recv_timeout(PROMPTLY).unwrap();
-    let (lost, loss) = mpsc::channel();
-    active
-        .watch(Duration::from_millis(50), move |error| {
-            lost.send(error).unwrap()
-        })
-        .unwrap();
+    let loss = watch_for_loss(active);
     terminate_lease_sessions(&url, "busbar");
     let _standby = standby.recv_timeout(PROMPTLY).unwrap().unwrap();
     let error = loss.recv_timeout(PROMPTLY).unwrap();
@@ -103,12 +98,7 @@ fn a_holder_whose_session_drops_takes_the_lease_back_if_nobody_else_did() {
     let url = fresh_database();
     let active = Lease::acquire(&url, || {}).unwrap();
     let epoch = active.epoch();
-    let (lost, loss) = mpsc::channel();
-    active
-        .watch(Duration::from_millis(50), move |error| {
-            lost.send(error).unwrap()
-        })
-        .unwrap();
+    let loss = watch_for_loss(active);
     terminate_lease_sessions(&url, "busbar");
     wait_until_the_lock_is_held_again(&url);
     let (waited, newcomer) = acquire_in_background(&url);
@@ -121,6 +111,17 @@ fn a_holder_whose_session_drops_takes_the_lease_back_if_nobody_else_did() {
         .unwrap()
         .get(0);
     assert_eq!(client_epoch, epoch.value());
+}
+
+/// Watches `lease` every 50 ms; the receiver gets the error if it is lost.
+fn watch_for_loss(lease: Lease) -> mpsc::Receiver<StoreError> {
+    let (lost, loss) = mpsc::channel();
+    lease
+        .watch(Duration::from_millis(50), move |error| {
+            lost.send(error).unwrap()
+        })
+        .unwrap();
+    loss
 }
 
 /// Polls until a new session holds the advisory lock (the watcher took it back).
