@@ -40,37 +40,29 @@ impl Lease {
     /// when it must wait. Applies the schema migrations (the lease row is part of the schema).
     ///
     /// The first connection is tried once (a wrong URL or a database that is down is reported
-    /// at once); a connection lost while waiting is made again with backoff.
+    /// at once); a connection lost while waiting or taking the lease is made again with backoff,
+    /// and the lease taken from the start (the lock died with the old session).
     pub fn acquire(url: &DatabaseUrl, on_wait: impl FnOnce()) -> Result<Lease, StoreError> {
         let mut client = url.connect()?;
         migrate(&mut client)?;
-        if !try_lock(&mut client)? {
-            on_wait();
-            loop {
-                match client.execute(&format!("SELECT pg_advisory_lock({LOCK_KEY})"), &[]) {
-                    Ok(_) => break,
-                    Err(error) => {
-                        tracing::warn!(%error, "lost the database connection while waiting for the lease");
-                        client = url.reconnect(RECONNECT_PATIENCE)?;
-                    }
+        let mut on_wait = Some(on_wait);
+        loop {
+            match take(&mut client, &mut on_wait) {
+                Ok(epoch) => {
+                    tracing::info!(epoch, "took the lease");
+                    return Ok(Lease {
+                        url: url.clone(),
+                        client,
+                        epoch: Epoch(epoch),
+                    });
                 }
+                Err(error) if client.is_closed() => {
+                    tracing::warn!(%error, "lost the database connection while taking the lease");
+                    client = url.reconnect(RECONNECT_PATIENCE)?;
+                }
+                Err(error) => return Err(error),
             }
         }
-        let holder = format!("busbar pid {}", std::process::id());
-        let epoch: i64 = client
-            .query_one(
-                "UPDATE busbar_lease SET epoch = epoch + 1, holder = $1, acquired_at = now()
-                 RETURNING epoch",
-                &[&holder],
-            )
-            .map_err(|error| database_error("take the lease", &error))?
-            .get(0);
-        tracing::info!(epoch, "took the lease");
-        Ok(Lease {
-            url: url.clone(),
-            client,
-            epoch: Epoch(epoch),
-        })
     }
 
     /// This tenure's fencing epoch.
@@ -125,6 +117,28 @@ impl Lease {
         tracing::info!(epoch = current, "took the lease again");
         Ok(())
     }
+}
+
+/// Takes the lock (waiting, after calling `on_wait` the first time, while another session holds
+/// it) and bumps the epoch; returns the new epoch.
+fn take(client: &mut Client, on_wait: &mut Option<impl FnOnce()>) -> Result<i64, StoreError> {
+    if !try_lock(client)? {
+        if let Some(on_wait) = on_wait.take() {
+            on_wait();
+        }
+        client
+            .execute(&format!("SELECT pg_advisory_lock({LOCK_KEY})"), &[])
+            .map_err(|error| database_error("wait for the lease", &error))?;
+    }
+    let holder = format!("busbar pid {}", std::process::id());
+    client
+        .query_one(
+            "UPDATE busbar_lease SET epoch = epoch + 1, holder = $1, acquired_at = now()
+             RETURNING epoch",
+            &[&holder],
+        )
+        .map(|row| row.get(0))
+        .map_err(|error| database_error("take the lease", &error))
 }
 
 fn try_lock(client: &mut Client) -> Result<bool, StoreError> {

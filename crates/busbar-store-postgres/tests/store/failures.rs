@@ -6,7 +6,7 @@ use std::net::TcpListener;
 use busbar_store::{Storage, StoreError};
 use busbar_store_postgres::{DatabaseUrl, PostgresStorage};
 
-use crate::lease::terminate_lease_sessions;
+use crate::lease::terminate_sessions_of;
 use crate::pg_server::PgServer;
 use crate::records::{insert, key};
 
@@ -44,7 +44,7 @@ fn a_lost_connection_poisons_the_store_and_acknowledges_nothing() {
     store.append(&[insert(1, "kept", "s")]).unwrap();
     let durable = store.sync().unwrap();
     store.append(&[insert(2, "lost", "s")]).unwrap();
-    terminate_lease_sessions(&url, "doomed");
+    terminate_sessions_of(&url, "doomed");
     let error = store.sync().unwrap_err();
     assert!(matches!(error, StoreError::Database { .. }), "{error}");
     assert!(matches!(

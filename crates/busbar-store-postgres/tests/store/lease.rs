@@ -87,7 +87,7 @@ fn a_holder_whose_session_is_taken_over_is_told_it_lost_the_lease() {
     let (waited, standby) = acquire_in_background(&url);
     waited.recv_timeout(PROMPTLY).unwrap();
     let loss = watch_for_loss(active);
-    terminate_lease_sessions(&url, "busbar");
+    terminate_lock_holder(&url);
     let _standby = standby.recv_timeout(PROMPTLY).unwrap().unwrap();
     let error = loss.recv_timeout(PROMPTLY).unwrap();
     assert!(matches!(error, StoreError::LeaseLost { .. }), "{error}");
@@ -99,7 +99,7 @@ fn a_holder_whose_session_drops_takes_the_lease_back_if_nobody_else_did() {
     let active = Lease::acquire(&url, || {}).unwrap();
     let epoch = active.epoch();
     let loss = watch_for_loss(active);
-    terminate_lease_sessions(&url, "busbar");
+    terminate_lock_holder(&url);
     wait_until_the_lock_is_held_again(&url);
     let (waited, newcomer) = acquire_in_background(&url);
     waited.recv_timeout(PROMPTLY).unwrap();
@@ -151,8 +151,21 @@ fn plain(url: &DatabaseUrl) -> String {
     PgServer::shared().url(database.rsplit('/').next().unwrap())
 }
 
+/// Ends the session holding the advisory lock (the active node's lease), as a network cut would.
+fn terminate_lock_holder(url: &DatabaseUrl) {
+    let mut client = postgres::Client::connect(&plain(url), postgres::NoTls).unwrap();
+    let ended = client
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(ended.len(), 1, "not exactly one lock holder");
+}
+
 /// Ends every session of `application` on the database, as a network cut would.
-pub(crate) fn terminate_lease_sessions(url: &DatabaseUrl, application: &str) {
+pub(crate) fn terminate_sessions_of(url: &DatabaseUrl, application: &str) {
     let mut client = postgres::Client::connect(&plain(url), postgres::NoTls).unwrap();
     let ended = client
         .query(
