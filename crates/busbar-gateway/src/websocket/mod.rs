@@ -6,7 +6,7 @@
 //!
 //! [`is_upgrade`] tells such a request from the administration API's; [`upgrade`] answers it
 //! (101, or the error) and, once hyper hands the connection over, gives the AMQP side a plain
-//! byte stream while [`bridge`] moves bytes between it and the WebSocket messages.
+//! byte stream while `bridge` moves bytes between it and the WebSocket messages.
 
 mod bridge;
 
