@@ -6,6 +6,8 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use busbar_store_postgres::{DatabaseUrl, UrlError};
+
 mod ctl_args;
 
 use ctl_args::{CTL_COMMANDS, parse_ctl};
@@ -32,6 +34,11 @@ Options:
                          without it, the emulator's shipped default configuration is used
   --data-dir <DIR>       Where messages are stored [default: ./busbar-data]
   --memory               Keep messages in memory only (nothing survives a restart)
+  --storage <URL>        Keep messages in PostgreSQL: postgres://USER[:PASSWORD]@HOST:PORT/DB
+                         (password from the URL or PGPASSWORD). Several brokers may share
+                         one database: one serves, the others print `standby: waiting for
+                         the lease` and take over when it dies. Not with --memory or
+                         --data-dir
   --listen <ADDR:PORT>   AMQP listen address [default: 127.0.0.1:5672]
   --tls-listen <ADDR:PORT|none>
                          AMQPS listen address, or none for no separate one
@@ -48,7 +55,7 @@ Options:
                          localhost, 127.0.0.1 and ::1 in <data-dir>/tls on first start,
                          reuses them afterwards, and prints the line
                          `tls ca: <path of ca.crt>`: trust that file in the client.
-                         With --memory they go to ./busbar-data/tls (nothing else is
+                         With --memory or --storage they go to ./busbar-data/tls (nothing else is
                          written there), so the CA trusted once is the same for runs
                          with and without --memory from the same directory
   --test-controls        For test suites only: a virtual clock (`busbar ctl clock advance`)
@@ -134,6 +141,8 @@ pub(crate) enum StorageChoice {
     Directory(PathBuf),
     /// In memory only.
     Memory,
+    /// In a PostgreSQL database (`--storage`; the URL was checked when parsed).
+    Postgres(String),
 }
 
 /// A command line that cannot be obeyed.
@@ -175,6 +184,13 @@ pub(crate) enum CliError {
         /// The flag missing.
         missing: &'static str,
     },
+    /// `--storage` is not a usable PostgreSQL URL (the text is not repeated: it may hold a
+    /// password).
+    #[error("--storage needs a postgres://USER@HOST:PORT/DB URL: {0}")]
+    InvalidStorage(UrlError),
+    /// `--storage` with `--memory` or `--data-dir`.
+    #[error("--storage cannot be combined with {0}: each names where messages are kept")]
+    StorageCombined(&'static str),
     /// `--memory` and `--data-dir` together.
     #[error("--memory and --data-dir cannot be combined: --memory keeps no data directory")]
     MemoryWithDataDir,
@@ -231,6 +247,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
     let mut config: Option<PathBuf> = None;
     let mut data_dir: Option<PathBuf> = None;
     let mut memory = false;
+    let mut storage_url: Option<String> = None;
     let mut test_controls = false;
     let mut listen: Option<SocketAddr> = None;
     let mut admin_listen: Option<Option<SocketAddr>> = None;
@@ -268,6 +285,12 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
                 "--data-dir",
                 PathBuf::from(value("--data-dir", "<DIR>")?),
             )?,
+            "--storage" => {
+                let text = value("--storage", "<URL>")?;
+                let text = text.to_string_lossy().into_owned();
+                DatabaseUrl::parse(&text).map_err(CliError::InvalidStorage)?;
+                set_once(&mut storage_url, "--storage", text)?;
+            }
             "--tls-cert" => set_once(
                 &mut tls_cert,
                 "--tls-cert",
@@ -305,10 +328,13 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
             _ => return Err(CliError::UnknownArgument(text.to_owned())),
         }
     }
-    let storage = match (memory, data_dir) {
-        (true, Some(_)) => return Err(CliError::MemoryWithDataDir),
-        (true, None) => StorageChoice::Memory,
-        (false, dir) => {
+    let storage = match (memory, data_dir, storage_url) {
+        (true, Some(_), _) => return Err(CliError::MemoryWithDataDir),
+        (true, None, Some(_)) => return Err(CliError::StorageCombined("--memory")),
+        (false, Some(_), Some(_)) => return Err(CliError::StorageCombined("--data-dir")),
+        (false, None, Some(url)) => StorageChoice::Postgres(url),
+        (true, None, None) => StorageChoice::Memory,
+        (false, dir, None) => {
             StorageChoice::Directory(dir.unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR)))
         }
     };
@@ -516,6 +542,17 @@ mod tests {
             parse_args(&["--memory"]),
             Ok(serve(None, StorageChoice::Memory, "127.0.0.1:5672"))
         );
+        let url = "postgres://busbar@db.example:5432/broker";
+        for args in [&["--storage", url][..], &[&format!("--storage={url}")]] {
+            assert_eq!(
+                parse_args(args),
+                Ok(serve(
+                    None,
+                    StorageChoice::Postgres(url.to_owned()),
+                    "127.0.0.1:5672"
+                ))
+            );
+        }
         assert_eq!(
             parse_args(&["--listen", "[::1]:5672"]),
             Ok(serve(None, default_dir(), "[::1]:5672"))
@@ -594,6 +631,24 @@ mod tests {
                 &["--memory", "--data-dir", "d"],
                 "--memory and --data-dir cannot be combined: --memory keeps no data directory",
             ),
+            (
+                &["--storage", "postgres://u@h/d", "--memory"],
+                "--storage cannot be combined with --memory: each names where messages are kept",
+            ),
+            (
+                &["--data-dir", "d", "--storage", "postgres://u@h/d"],
+                "--storage cannot be combined with --data-dir: each names where messages are kept",
+            ),
+            (
+                &["--storage", "mysql://u:secret@h/d"],
+                "--storage needs a postgres://USER@HOST:PORT/DB URL: not a postgres:// URL",
+            ),
+            (
+                &["--storage", "postgres://h/d"],
+                "--storage needs a postgres://USER@HOST:PORT/DB URL: the URL names no user: \
+                 write postgres://USER@HOST:PORT/DB",
+            ),
+            (&["--storage"], "--storage needs a value: --storage <URL>"),
         ];
         for (args, message) in table {
             assert_eq!(

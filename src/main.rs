@@ -1,6 +1,7 @@
 //! The `busbar` binary: command line, configuration, logging, the broker runtime, and the
 //! `busbar ctl` client of a running broker's controls.
 
+mod active_node;
 mod admin;
 mod cli;
 mod ctl;

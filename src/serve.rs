@@ -1,7 +1,9 @@
-//! Running the broker: the tokio runtime, the storage chosen on the command line, the listeners
+//! Running the broker: the tokio runtime, the storage chosen on the command line (for
+//! PostgreSQL after taking the lease, see `active_node`), the listeners
 //! (AMQP, AMQPS and admin, each serving every protocol through the gateway) and the TLS
 //! certificate, the stable start-up lines, and SIGINT/SIGTERM handling.
 
+use std::future::Future;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -18,6 +20,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::active_node::take_over;
 use crate::admin::{self, BrokerNamespace};
 use crate::cli::{DEFAULT_DATA_DIR, ServeOptions, StorageChoice};
 use crate::gateway::{self, BrokerDispatch, WebSocketAmqp};
@@ -40,9 +43,13 @@ pub(crate) enum ServeError {
     /// The TLS certificate could not be read, created or used.
     #[error("cannot set up TLS: {0}")]
     Tls(#[from] TlsError),
-    /// The data directory could not be opened.
-    #[error("cannot open the data directory: {0}")]
+    /// The storage could not be opened.
+    #[error("cannot open the storage: {0}")]
     Storage(#[from] StoreError),
+    /// The storage failed while serving; the broker stopped (a standby or a restart recovers
+    /// from the database).
+    #[error("the storage failed, stopped serving: {0}")]
+    StorageFailed(StoreError),
     /// The broker failed.
     #[error("{0}")]
     Broker(#[from] RuntimeError),
@@ -54,21 +61,30 @@ pub(crate) fn serve(config: &Config, options: &ServeOptions) -> Result<(), Serve
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    runtime.block_on(async {
-        match &options.storage {
-            StorageChoice::Memory => run(config, options, MemoryStorage::volatile()).await,
-            StorageChoice::Directory(dir) => {
-                let storage = FileStorage::open(dir, FileOptions::default())?;
-                run(config, options, storage).await
-            }
+    let never = std::future::pending::<StoreError>();
+    match &options.storage {
+        StorageChoice::Memory => {
+            runtime.block_on(run(config, options, MemoryStorage::volatile(), never))
         }
-    })
+        StorageChoice::Directory(dir) => {
+            let storage = FileStorage::open(dir, FileOptions::default())?;
+            runtime.block_on(run(config, options, storage, never))
+        }
+        StorageChoice::Postgres(url) => {
+            let active = take_over(url)?;
+            let failed = async move { active.failed.await.unwrap_or(StoreError::Closed) };
+            runtime.block_on(run(config, options, active.storage, failed))
+        }
+    }
 }
 
+/// Serves `storage` until SIGINT or SIGTERM, or until `failed` resolves (the storage can no
+/// longer acknowledge anything): then the same clean shutdown, reported as an error.
 async fn run<S: Storage + 'static>(
     config: &Config,
     options: &ServeOptions,
     storage: S,
+    failed: impl Future<Output = StoreError> + Send + 'static,
 ) -> Result<(), ServeError> {
     let listeners = bind_listeners(options).await?;
     let tls = tls_config(options)?;
@@ -94,9 +110,19 @@ async fn run<S: Storage + 'static>(
             ));
         }
     };
-    let stop = async move {
-        stop_signal().await;
-        let _ = stop_gateway.send(true);
+    let failure = Arc::new(std::sync::Mutex::new(None));
+    let stop = {
+        let failure = Arc::clone(&failure);
+        async move {
+            tokio::select! {
+                () = stop_signal() => {}
+                error = failed => {
+                    tracing::error!(%error, "the storage failed; stopping");
+                    *failure.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
+                }
+            }
+            let _ = stop_gateway.send(true);
+        }
     };
     let clock = if options.test_controls {
         // Never on by accident: said on standard output, in the log and in /health.
@@ -110,7 +136,14 @@ async fn run<S: Storage + 'static>(
     runtime::run(config, storage, amqp_connections, stop, clock, ready).await?;
     while listener_tasks.join_next().await.is_some() {}
     tracing::info!("stopped");
-    Ok(())
+    let failure = failure
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take();
+    match failure {
+        Some(error) => Err(ServeError::StorageFailed(error)),
+        None => Ok(()),
+    }
 }
 
 /// Binds the AMQP listener and, unless turned off, the AMQPS and admin ones, and prints the
@@ -171,12 +204,14 @@ fn tls_config(options: &ServeOptions) -> Result<TlsConfig, ServeError> {
     Ok(TlsConfig::new(identity)?)
 }
 
-/// Where the development CA lives: `<data-dir>/tls`, or with `--memory` the default data
-/// directory's, so that a CA trusted once serves runs with and without `--memory` alike.
+/// Where the development CA lives: `<data-dir>/tls`, or with `--memory` or `--storage` the
+/// default data directory's, so that a CA trusted once serves runs with any storage alike.
 fn development_dir(options: &ServeOptions) -> PathBuf {
     match &options.storage {
         StorageChoice::Directory(dir) => dir.join("tls"),
-        StorageChoice::Memory => PathBuf::from(DEFAULT_DATA_DIR).join("tls"),
+        StorageChoice::Memory | StorageChoice::Postgres(_) => {
+            PathBuf::from(DEFAULT_DATA_DIR).join("tls")
+        }
     }
 }
 

@@ -92,6 +92,10 @@ pub(crate) fn describe(config: &Config, options: &ServeOptions) -> String {
     let storage = match &options.storage {
         StorageChoice::Directory(dir) => format!("directory {}", dir.display()),
         StorageChoice::Memory => "memory (nothing survives a restart)".to_owned(),
+        StorageChoice::Postgres(url) => match busbar_store_postgres::DatabaseUrl::parse(url) {
+            Ok(url) => format!("PostgreSQL {url} (one broker serves, others stand by)"),
+            Err(_) => "PostgreSQL".to_owned(),
+        },
     };
     let _ = writeln!(text, "storage: {storage}");
     let _ = writeln!(text, "listen: amqp://{}", options.listen);

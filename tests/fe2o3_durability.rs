@@ -13,7 +13,7 @@ use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::messaging::Outcome;
 use tokio::sync::watch;
 
-use support::client::{connect, peek_lock_receiver, step};
+use support::client::{connect, drain_until, peek_lock_receiver, step};
 use support::{Broker, scratch_dir, write_config};
 
 /// Messages completed (and confirmed) before the crash, and left locked-but-unsettled.
@@ -97,15 +97,7 @@ async fn acknowledged_messages_survive_sigkill_and_completed_ones_never_return()
         .unwrap();
     assert!(step(send_acked(&mut sender, "end".to_owned())).await);
     let mut receiver = peek_lock_receiver(&mut session, "after", "q", 20).await;
-    let mut received = BTreeSet::new();
-    loop {
-        let delivery = step(receiver.recv::<String>()).await.unwrap();
-        step(receiver.accept(&delivery)).await.unwrap();
-        if delivery.body() == "end" {
-            break;
-        }
-        received.insert(delivery.body().clone());
-    }
+    let received = drain_until(&mut receiver, "end").await;
     for body in &acked {
         assert!(received.contains(body), "acknowledged {body} was lost");
     }

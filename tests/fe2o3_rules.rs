@@ -6,14 +6,15 @@
 
 mod support;
 
+use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::messaging::{ApplicationProperties, Message, Properties};
-use fe2o3_amqp::types::primitives::{OrderedMap, SimpleValue, Value};
-use fe2o3_amqp::{Receiver, Sender};
+use fe2o3_amqp::types::primitives::{OrderedMap, Value};
 
 use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::session::SessionHandle;
 
 use support::client::{connect, step};
+use support::management::Management;
 use support::{Broker, scratch_dir};
 
 /// `com.microsoft:rule-description:list`, `correlation-filter:list` and `empty-rule-action:list`.
@@ -34,93 +35,6 @@ fn described(value: &Value) -> (String, &Vec<Value>) {
         panic!("{value:?}")
     };
     (format!("{:?}", described.descriptor), fields)
-}
-
-/// A request/reply link pair on one `$management` node.
-struct Management {
-    requests: Sender,
-    replies: Receiver,
-    next_id: u32,
-}
-
-/// What a `$management` request was answered with.
-struct Response {
-    status: i32,
-    condition: Option<String>,
-    body: Value,
-}
-
-impl Management {
-    async fn attach(session: &mut SessionHandle<()>, entity: &str) -> Management {
-        let node = format!("{entity}/$management");
-        let requests = step(Sender::attach(
-            session,
-            format!("{entity}-requests"),
-            node.as_str(),
-        ))
-        .await
-        .unwrap();
-        let replies = step(
-            Receiver::builder()
-                .name(format!("{entity}-replies"))
-                .source(node.as_str())
-                .target(format!("{entity}-client"))
-                .attach(session),
-        )
-        .await
-        .unwrap();
-        Management {
-            requests,
-            replies,
-            next_id: 0,
-        }
-    }
-
-    async fn call(&mut self, operation: &str, body: Vec<(&str, Value)>) -> Response {
-        self.next_id += 1;
-        let map: OrderedMap<Value, Value> = body
-            .into_iter()
-            .map(|(key, value)| (Value::String(key.to_owned()), value))
-            .collect();
-        let request = Message::builder()
-            .properties(Properties {
-                message_id: Some(format!("request-{}", self.next_id).into()),
-                reply_to: Some(format!(
-                    "{}-client",
-                    self.replies.name().trim_end_matches("-replies")
-                )),
-                ..Properties::default()
-            })
-            .application_properties(
-                ApplicationProperties::builder()
-                    .insert("operation", operation)
-                    .build(),
-            )
-            .value(Value::Map(map))
-            .build();
-        step(self.requests.send(request)).await.unwrap();
-        let response = step(self.replies.recv::<Value>()).await.unwrap();
-        self.replies.accept(&response).await.unwrap();
-        let properties = response.message().application_properties.as_ref().unwrap();
-        let Some(SimpleValue::Int(status)) = properties.get("statusCode") else {
-            panic!("{properties:?}")
-        };
-        let condition = match properties.get("errorCondition") {
-            Some(SimpleValue::String(text)) => Some(text.clone()),
-            Some(SimpleValue::Symbol(symbol)) => Some(symbol.0.clone()),
-            _ => None,
-        };
-        Response {
-            status: *status,
-            condition,
-            body: response.body().clone(),
-        }
-    }
-
-    async fn close(self) {
-        self.requests.close().await.unwrap();
-        self.replies.close().await.unwrap();
-    }
 }
 
 async fn close(mut connection: ConnectionHandle<()>, mut session: SessionHandle<()>) {

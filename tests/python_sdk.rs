@@ -1,9 +1,8 @@
 //! Runs the official Python SDK (`azure-servicebus`) end-to-end suite in `tests/python` against
 //! the real `busbar` binary.
 //!
-//! The first run creates a virtual environment under the target directory, keyed by a hash of
-//! `tests/python/requirements.txt` and the interpreter's version, and installs the pinned
-//! packages into it; later runs reuse it. pytest's output goes straight to this process's
+//! The first run creates a virtual environment under the target directory (see
+//! `sdk_suite/python_venv.rs`); later runs reuse it. pytest's output goes straight to this process's
 //! stdout and stderr so its closing line ("N passed …") shows in the CI log.
 
 #[path = "sdk_suite/python_venv.rs"]

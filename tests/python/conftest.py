@@ -95,6 +95,7 @@ QUEUES = {
     "q-api": {},
     "q-api-other": {},
     "q-api-sessions": {"RequiresSession": True},
+    "q-failover-session": {"RequiresSession": True},
     "q-session-fifo": {"RequiresSession": True},
     "q-session-two": {"RequiresSession": True},
     "q-session-busy": {"RequiresSession": True},
@@ -261,6 +262,12 @@ def _amqp_port(line):
     return None
 
 
+def _standby_or_serving(line):
+    if line.startswith("standby:"):
+        return "standby"
+    return "serving" if line.startswith("listening on ") else None
+
+
 def _amqps_port(line):
     found = _AMQPS_LISTENING.search(line)
     return int(found.group(1)) if found else None
@@ -280,7 +287,8 @@ class Broker:
     """One `busbar` process, restartable on the same data directory."""
 
     def __init__(self, binary, workdir, config=None, test_controls=False):
-        self.binary = binary
+        # Absolute: the broker runs in the workdir.
+        self.binary = os.path.abspath(binary)
         self.workdir = Path(workdir)
         self.data_dir = self.workdir / "data"
         self.config = config
@@ -296,13 +304,30 @@ class Broker:
 
     def start(self, port=0):
         """Starts the binary on `port` (0: any free port) and waits until it listens."""
+        self._spawn(port)
+        self._await_serving()
+
+    def start_standby(self, port):
+        """Starts a node that must stand by (another one holds the PostgreSQL lease) and waits
+        for its standby line; it may be given the active node's `port`, since it binds nothing."""
+        self._spawn(port)
+        assert self._await_line(_standby_or_serving, "the standby line") == "standby"
+
+    def await_takeover(self):
+        """Waits until a standing-by node serves (it prints its listening lines)."""
+        self._await_serving()
+
+    def _spawn(self, port):
         assert self.process is None, "the broker is already running"
         self.starts += 1
         listen = f"127.0.0.1:{port}"
+        # BUSBAR_STORAGE_URL (postgres://…, set by tests/postgres_e2e.rs) replaces the data
+        # directory; the development CA then goes to ./busbar-data/tls, under the workdir.
+        storage_url = os.environ.get("BUSBAR_STORAGE_URL")
+        storage = ["--storage", storage_url] if storage_url else ["--data-dir", str(self.data_dir)]
         arguments = [
             self.binary,
-            "--data-dir",
-            str(self.data_dir),
+            *storage,
             "--listen",
             listen,
             "--tls-listen",
@@ -323,6 +348,7 @@ class Broker:
             stdout=subprocess.PIPE,
             stderr=log,
             stdin=subprocess.DEVNULL,
+            cwd=self.workdir,
             env={**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "info")},
         )
         log.close()
@@ -330,6 +356,8 @@ class Broker:
         threading.Thread(
             target=_pump_lines, args=(self.process.stdout, self._stdout_lines), daemon=True
         ).start()
+
+    def _await_serving(self):
         self.port = self._await_line(_amqp_port, "a listening port")
         self.amqps_port = self._await_line(_amqps_port, "an AMQPS listening port")
         self.admin_port = self._await_line(_admin_port, "an admin listening port")

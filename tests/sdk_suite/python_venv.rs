@@ -1,6 +1,6 @@
 //! The Python virtual environment with the pinned official SDK (`tests/python/requirements.txt`),
 //! created under the target directory keyed by that file and the interpreter's version. Shared
-//! by `python_sdk.rs` and `browser_explorer.rs` (included with `#[path]`).
+//! by `python_sdk.rs`, `postgres_e2e.rs` and `browser_explorer.rs` (included with `#[path]`).
 
 use std::fs;
 use std::path::{Path, PathBuf};

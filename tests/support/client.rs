@@ -1,6 +1,7 @@
 //! fe2o3-amqp client steps shared by the end-to-end tests: a bounded await, a connection with a
 //! session, and a peek-lock receiver.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use fe2o3_amqp::connection::ConnectionHandle;
@@ -51,4 +52,18 @@ pub async fn peek_lock_receiver(
     )
     .await
     .unwrap()
+}
+
+/// Receives and accepts everything up to the delivery whose body is `sentinel` (sent last, it
+/// marks the end of the queue) and returns the bodies before it.
+pub async fn drain_until(receiver: &mut Receiver, sentinel: &str) -> BTreeSet<String> {
+    let mut received = BTreeSet::new();
+    loop {
+        let delivery = step(receiver.recv::<String>()).await.unwrap();
+        step(receiver.accept(&delivery)).await.unwrap();
+        if delivery.body() == sentinel {
+            return received;
+        }
+        received.insert(delivery.body().clone());
+    }
 }

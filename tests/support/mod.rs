@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
 pub mod client;
+pub mod management;
+pub mod postgres_node;
 pub mod raw;
 
 use std::io::{BufRead, BufReader};
@@ -64,6 +66,19 @@ pub fn write_config_with(dir: &Path, queues: &[(&str, &str)]) -> PathBuf {
     let path = dir.join("Config.json");
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// The child's stdout lines, read to the end on a thread of their own so the broker never
+/// blocks on a full pipe.
+pub fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let stdout = child.stdout.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = sender.send(line);
+        }
+    });
+    lines
 }
 
 impl Broker {
@@ -142,31 +157,25 @@ impl Broker {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (lines, port_lines) = mpsc::channel();
-        // Reads stdout to its end so the broker never blocks on a full pipe.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let admin = line.starts_with("admin ");
-                if let Some(address) = line
-                    .strip_prefix(if admin { "admin " } else { "" })
-                    .and_then(|rest| rest.strip_prefix("listening on "))
-                {
-                    let port = address.rsplit(':').next().unwrap_or("").to_owned();
-                    let _ = lines.send((admin, port));
-                }
-            }
-        });
+        let lines = stdout_lines(&mut child);
+        let deadline = std::time::Instant::now() + START_TIMEOUT;
         let (mut port, mut admin_port) = (None, None);
         while port.is_none() || admin_port.is_none() {
-            let (admin, line) = port_lines
-                .recv_timeout(START_TIMEOUT)
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = lines
+                .recv_timeout(left)
                 .expect("busbar did not print its listening lines");
-            let parsed = Some(line.parse().unwrap());
-            if admin {
-                admin_port = parsed
-            } else {
-                port = parsed
+            let admin = line.starts_with("admin ");
+            if let Some(address) = line
+                .strip_prefix(if admin { "admin " } else { "" })
+                .and_then(|rest| rest.strip_prefix("listening on "))
+            {
+                let parsed = Some(address.rsplit(':').next().unwrap_or("").parse().unwrap());
+                if admin {
+                    admin_port = parsed;
+                } else {
+                    port = parsed;
+                }
             }
         }
         Broker {

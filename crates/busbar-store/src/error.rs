@@ -62,6 +62,27 @@ pub enum StoreError {
         /// The journal directory.
         dir: PathBuf,
     },
+    /// A database backend failed: connecting, a statement or the commit. Nothing of the
+    /// transaction is acknowledged; whether it committed is unknown when the commit itself
+    /// failed, so the store is poisoned.
+    #[error("database {operation} failed: {reason}")]
+    Database {
+        /// What was being done ("connect", "commit", "recover", ...).
+        operation: &'static str,
+        /// The database's or driver's error, as text.
+        reason: String,
+    },
+    /// Another node took over the storage: this one must never write again.
+    #[error(
+        "lease lost: this node held fencing epoch {held}, the database is at epoch {current}; \
+         another node serves now"
+    )]
+    LeaseLost {
+        /// The epoch this node acquired.
+        held: i64,
+        /// The epoch the database holds now.
+        current: i64,
+    },
     /// A failure injected through `MemoryStorage`'s fault switches.
     #[error("injected fault: {0}")]
     InjectedFault(&'static str),

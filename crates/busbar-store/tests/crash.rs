@@ -12,6 +12,9 @@
 
 // Shared with the main test binary, which uses the helpers this one does not.
 #[allow(dead_code)]
+#[path = "store/records.rs"]
+mod records;
+#[allow(dead_code)]
 #[path = "store/support.rs"]
 mod support;
 
@@ -22,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use busbar_store::{FileOptions, FileStorage, Record, Storage};
 
-use crate::support::{ENTITY, Model, TestDir, insert, key, meta, remove, update};
+use crate::records::{ENTITY, Model, insert, key, meta, remove, update};
+use crate::support::TestDir;
 
 const CHILD_ENV: &str = "BUSBAR_STORE_CRASH_CHILD";
 const OPTIONS: FileOptions = FileOptions {

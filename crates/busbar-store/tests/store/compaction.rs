@@ -3,9 +3,8 @@
 
 use busbar_store::{FileOptions, FileStorage, Storage};
 
-use crate::support::{
-    ENTITY, TestDir, compact_fully, insert, key, meta, remove, segment_files, update,
-};
+use crate::records::{ENTITY, compact_fully, insert, key, meta, remove, update};
+use crate::support::{TestDir, segment_files};
 
 const OPTIONS: FileOptions = FileOptions {
     segment_size: 64 * 1024,

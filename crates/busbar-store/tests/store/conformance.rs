@@ -1,11 +1,13 @@
-//! The suite every backend must pass, run against `MemoryStorage` and `FileStorage`.
+//! The suite every backend must pass: generic functions over [`Backend`], turned into tests for
+//! one backend by `conformance_suite!` (here for `MemoryStorage` and `FileStorage`; the PostgreSQL
+//! crate compiles this file into its own tests).
 
 use std::collections::BTreeMap;
 
 use busbar_store::{EntityId, Lsn, MetaKey, Recovered, Storage, StoredMessage};
 use bytes::Bytes;
 
-use crate::support::{Backend, ENTITY, compact_fully, insert, key, meta, remove, update};
+use crate::records::{Backend, ENTITY, compact_fully, insert, key, meta, remove, update};
 
 fn stored(message: &str, state: &str) -> StoredMessage {
     StoredMessage {
@@ -21,13 +23,13 @@ fn meta_key(name: &str) -> MetaKey {
     }
 }
 
-fn empty_store_recovers_nothing<B: Backend>() {
+pub(crate) fn empty_store_recovers_nothing<B: Backend>() {
     let mut backend = B::create(false);
     let recovered = backend.store().recover().unwrap();
     assert_eq!(recovered, Recovered::default());
 }
 
-fn synced_records_survive_a_restart<B: Backend>() {
+pub(crate) fn synced_records_survive_a_restart<B: Backend>() {
     let mut backend = B::create(false);
     let store = backend.store();
     store
@@ -58,7 +60,7 @@ fn synced_records_survive_a_restart<B: Backend>() {
     assert_eq!(recovered.durable, durable);
 }
 
-fn recover_excludes_unsynced_records<B: Backend>() {
+pub(crate) fn recover_excludes_unsynced_records<B: Backend>() {
     let mut backend = B::create(false);
     let store = backend.store();
     store.append(&[insert(1, "m1", "s1")]).unwrap();
@@ -72,7 +74,7 @@ fn recover_excludes_unsynced_records<B: Backend>() {
     assert_eq!(recovered.durable, Lsn(1));
 }
 
-fn positions_keep_increasing_across_restarts<B: Backend>() {
+pub(crate) fn positions_keep_increasing_across_restarts<B: Backend>() {
     let mut backend = B::create(false);
     assert_eq!(backend.store().append(&[]).unwrap(), Lsn(0));
     let first = backend.store().append(&[insert(1, "a", "b")]).unwrap();
@@ -83,7 +85,7 @@ fn positions_keep_increasing_across_restarts<B: Backend>() {
     assert_eq!(backend.store().sync().unwrap(), second);
 }
 
-fn unknown_keys_in_updates_and_removes_are_ignored<B: Backend>() {
+pub(crate) fn unknown_keys_in_updates_and_removes_are_ignored<B: Backend>() {
     let mut backend = B::create(false);
     let store = backend.store();
     store
@@ -100,7 +102,7 @@ fn unknown_keys_in_updates_and_removes_are_ignored<B: Backend>() {
     assert!(recovered.meta.is_empty());
 }
 
-fn high_water_survives_removal_and_compaction<B: Backend>() {
+pub(crate) fn high_water_survives_removal_and_compaction<B: Backend>() {
     let mut backend = B::create(true);
     let store = backend.store();
     for sequence in 1..=200 {
@@ -126,7 +128,7 @@ fn high_water_survives_removal_and_compaction<B: Backend>() {
     assert_eq!(recovered.high_water, BTreeMap::from([(ENTITY, 200)]));
 }
 
-fn compaction_preserves_live_state<B: Backend>() {
+pub(crate) fn compaction_preserves_live_state<B: Backend>() {
     let mut backend = B::create(true);
     let store = backend.store();
     let other = EntityId(2);
@@ -179,23 +181,37 @@ fn compaction_preserves_live_state<B: Backend>() {
     assert_eq!(after_restart.meta.len(), 7);
 }
 
-macro_rules! for_both_backends {
-    ($($test:ident),* $(,)?) => {
-        mod memory {
-            $(#[test] fn $test() { super::$test::<crate::support::Memory>() })*
+/// Declares one `#[test]` per suite function, run against `$backend`.
+macro_rules! conformance_suite {
+    ($backend:ty) => {
+        #[test]
+        fn empty_store_recovers_nothing() {
+            $crate::conformance::empty_store_recovers_nothing::<$backend>()
         }
-        mod file {
-            $(#[test] fn $test() { super::$test::<crate::support::File>() })*
+        #[test]
+        fn synced_records_survive_a_restart() {
+            $crate::conformance::synced_records_survive_a_restart::<$backend>()
+        }
+        #[test]
+        fn recover_excludes_unsynced_records() {
+            $crate::conformance::recover_excludes_unsynced_records::<$backend>()
+        }
+        #[test]
+        fn positions_keep_increasing_across_restarts() {
+            $crate::conformance::positions_keep_increasing_across_restarts::<$backend>()
+        }
+        #[test]
+        fn unknown_keys_in_updates_and_removes_are_ignored() {
+            $crate::conformance::unknown_keys_in_updates_and_removes_are_ignored::<$backend>()
+        }
+        #[test]
+        fn high_water_survives_removal_and_compaction() {
+            $crate::conformance::high_water_survives_removal_and_compaction::<$backend>()
+        }
+        #[test]
+        fn compaction_preserves_live_state() {
+            $crate::conformance::compaction_preserves_live_state::<$backend>()
         }
     };
 }
-
-for_both_backends!(
-    empty_store_recovers_nothing,
-    synced_records_survive_a_restart,
-    recover_excludes_unsynced_records,
-    positions_keep_increasing_across_restarts,
-    unknown_keys_in_updates_and_removes_are_ignored,
-    high_water_survives_removal_and_compaction,
-    compaction_preserves_live_state,
-);
+pub(crate) use conformance_suite;

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use busbar_store::{FileOptions, FileStorage, Storage, StoreError};
 
-use crate::support::{TestDir, insert, segment_files, update};
+use crate::records::{insert, update};
+use crate::support::{TestDir, segment_files};
 
 const SMALL: FileOptions = FileOptions {
     segment_size: 1024,
@@ -171,7 +172,7 @@ fn damaged_frame_in_the_last_segment_cuts_the_tail_there() {
     let recovered = store.recover().unwrap();
     // Only what precedes the damaged frame is kept (the last segment's rule: never synced).
     assert_eq!(recovered.messages.len(), 1);
-    assert_eq!(&recovered.messages[&crate::support::key(1)].state[..], b"s");
+    assert_eq!(&recovered.messages[&crate::records::key(1)].state[..], b"s");
 }
 
 #[test]
@@ -191,5 +192,5 @@ fn damaged_frame_in_a_grouped_append_of_the_last_segment_cuts_the_whole_append()
     let mut store = FileStorage::open(dir.path(), FileOptions::default()).unwrap();
     let recovered = store.recover().unwrap();
     assert_eq!(recovered.messages.len(), 1);
-    assert!(recovered.messages.contains_key(&crate::support::key(1)));
+    assert!(recovered.messages.contains_key(&crate::records::key(1)));
 }

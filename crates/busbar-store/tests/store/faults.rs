@@ -3,7 +3,8 @@
 
 use busbar_store::{FileOptions, FileStorage, Lsn, MemoryStorage, Storage, StoreError};
 
-use crate::support::{TestDir, insert, key};
+use crate::records::{insert, key};
+use crate::support::TestDir;
 
 fn assert_poisoned<T: std::fmt::Debug>(result: Result<T, StoreError>) {
     match result {

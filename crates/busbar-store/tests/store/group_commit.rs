@@ -8,7 +8,7 @@ use busbar_store::{
     GroupCommit, GroupCommitOptions, Lsn, MemoryStorage, Record, Storage, StoreError,
 };
 
-use crate::support::insert;
+use crate::records::insert;
 
 type Outcome = Result<Lsn, StoreError>;
 
@@ -236,7 +236,7 @@ fn oversized_record_fails_only_its_submission() {
     sync_entered.recv().unwrap();
     // One group behind the gated sync: the oversized submission between two others.
     let huge = Record::Update {
-        key: crate::support::key(1),
+        key: crate::records::key(1),
         state: bytes::Bytes::from(vec![0u8; (1 << 30) + 1]),
     };
     handle.submit(vec![insert(2, "m", "s")], completion_to(&sender));
@@ -284,7 +284,7 @@ fn writer_compacts_so_disk_use_stays_bounded() {
         // Each message is settled by the next submission: the live backlog stays at one.
         let records = vec![
             insert(sequence, &body, "s"),
-            crate::support::remove(sequence - 1),
+            crate::records::remove(sequence - 1),
         ];
         handle.submit(records, completion_to(&sender));
     }
@@ -301,7 +301,7 @@ fn writer_compacts_so_disk_use_stays_bounded() {
     let recovered = storage.recover().unwrap();
     assert_eq!(
         recovered.messages.keys().copied().collect::<Vec<_>>(),
-        [crate::support::key(2000)]
+        [crate::records::key(2000)]
     );
 }
 

@@ -1,4 +1,4 @@
-//! Integration tests of busbar-store, in one binary: the same suite against both backends,
+//! Integration tests of busbar-store, in one binary: the shared suite against both backends,
 //! torn writes, corruption, crashes of a child process, fault switches and group commit.
 
 // The generic suite and helpers are plain functions called from `#[test]`s.
@@ -11,5 +11,16 @@ mod faults;
 mod group_commit;
 mod model;
 mod preallocate;
+mod records;
 mod support;
 mod torn_write;
+
+mod memory {
+    crate::conformance::conformance_suite!(crate::support::Memory);
+    crate::model::model_property!(storage_matches_the_model, crate::support::Memory);
+}
+
+mod file {
+    crate::conformance::conformance_suite!(crate::support::File);
+    crate::model::model_property!(storage_matches_the_model, crate::support::File);
+}

@@ -1,14 +1,14 @@
-//! Property test: random batches, syncs, compactions and restarts against both backends,
-//! checked against an independent model after every recovery.
+//! Property test: random batches, syncs, compactions and restarts, checked against an
+//! independent model after every recovery; `model_property!` declares it for one backend.
 
 use busbar_store::{EntityId, MessageKey, Record, Storage};
 use bytes::Bytes;
 use proptest::prelude::*;
 
-use crate::support::{Backend, File, Memory, Model};
+use crate::records::{Backend, Model};
 
 #[derive(Debug, Clone)]
-enum Op {
+pub(crate) enum Op {
     Append(Vec<Record>),
     Sync,
     Compact,
@@ -37,7 +37,7 @@ fn record() -> impl Strategy<Value = Record> {
     ]
 }
 
-fn op() -> impl Strategy<Value = Op> {
+pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         8 => prop::collection::vec(record(), 0..6).prop_map(Op::Append),
         4 => Just(Op::Sync),
@@ -47,7 +47,7 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn run<B: Backend>(ops: &[Op]) -> Result<(), TestCaseError> {
+pub(crate) fn run<B: Backend>(ops: &[Op]) -> Result<(), TestCaseError> {
     let mut backend = B::create(true);
     let mut appended = Model::default();
     let mut synced = Model::default();
@@ -90,16 +90,27 @@ fn run<B: Backend>(ops: &[Op]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+/// Declares the property test `$name` against `$backend`, 64 cases of up to 120 operations.
+/// Every backend replays the failures found so far, kept in one file beside this suite.
+macro_rules! model_property {
+    ($name:ident, $backend:ty) => {
+        proptest::proptest! {
+            #![proptest_config(proptest::prelude::ProptestConfig {
+                cases: 64,
+                failure_persistence: Some(Box::new(
+                    proptest::test_runner::FileFailurePersistence::Direct(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/../busbar-store/tests/proptest-regressions/model.txt"
+                    )),
+                )),
+                ..proptest::prelude::ProptestConfig::default()
+            })]
 
-    #[test]
-    fn memory_storage_matches_the_model(ops in prop::collection::vec(op(), 0..120)) {
-        run::<Memory>(&ops)?;
-    }
-
-    #[test]
-    fn file_storage_matches_the_model(ops in prop::collection::vec(op(), 0..120)) {
-        run::<File>(&ops)?;
-    }
+            #[test]
+            fn $name(ops in proptest::collection::vec($crate::model::op(), 0..120)) {
+                $crate::model::run::<$backend>(&ops)?;
+            }
+        }
+    };
 }
+pub(crate) use model_property;

@@ -3,7 +3,8 @@
 
 use busbar_store::{FileOptions, FileStorage, Storage};
 
-use crate::support::{TestDir, insert, key, segment_files};
+use crate::records::{insert, key};
+use crate::support::{TestDir, segment_files};
 
 fn file_len(path: &std::path::Path) -> u64 {
     std::fs::metadata(path).unwrap().len()

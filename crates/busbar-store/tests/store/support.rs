@@ -1,16 +1,12 @@
-//! Shared test helpers: scratch directories, the two backends behind one trait, record
-//! builders.
+//! Test helpers of the file and memory backends: scratch directories, the two backends behind
+//! the shared suite's `Backend` trait, segment listings.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use std::collections::BTreeMap;
+use busbar_store::{FileOptions, FileStorage, MemoryStorage};
 
-use busbar_store::{
-    EntityId, FileOptions, FileStorage, MemoryStorage, MessageKey, MetaKey, Record, Recovered,
-    Storage, StoredMessage,
-};
-use bytes::Bytes;
+use crate::records::Backend;
 
 /// A directory under the system temp dir, unique per test, removed when dropped.
 pub(crate) struct TestDir {
@@ -39,17 +35,6 @@ impl Drop for TestDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
     }
-}
-
-/// A backend the shared suite runs against: how to make one and how to restart it.
-pub(crate) trait Backend {
-    type Store: Storage;
-    /// A fresh, empty store (`small` asks for tiny segments so rotation and compaction happen).
-    fn create(small: bool) -> Self;
-    fn store(&mut self) -> &mut Self::Store;
-    /// What a process restart finds (call after a sync: unsynced records may or may not
-    /// survive, depending on the backend).
-    fn restart(&mut self);
 }
 
 pub(crate) struct Memory {
@@ -110,99 +95,6 @@ impl Backend for File {
     fn restart(&mut self) {
         drop(self.store.take());
         self.store = Some(FileStorage::open(self.dir.path(), self.options).unwrap());
-    }
-}
-
-pub(crate) const ENTITY: EntityId = EntityId(1);
-
-pub(crate) fn key(sequence: i64) -> MessageKey {
-    MessageKey {
-        entity: ENTITY,
-        sequence,
-    }
-}
-
-pub(crate) fn insert(sequence: i64, message: &str, state: &str) -> Record {
-    Record::Insert {
-        key: key(sequence),
-        message: Bytes::copy_from_slice(message.as_bytes()),
-        state: Bytes::copy_from_slice(state.as_bytes()),
-    }
-}
-
-pub(crate) fn update(sequence: i64, state: &str) -> Record {
-    Record::Update {
-        key: key(sequence),
-        state: Bytes::copy_from_slice(state.as_bytes()),
-    }
-}
-
-pub(crate) fn remove(sequence: i64) -> Record {
-    Record::Remove { key: key(sequence) }
-}
-
-pub(crate) fn meta(key: &str, value: Option<&str>) -> Record {
-    Record::Meta {
-        entity: ENTITY,
-        key: Bytes::copy_from_slice(key.as_bytes()),
-        value: value.map(|v| Bytes::copy_from_slice(v.as_bytes())),
-    }
-}
-
-/// Runs `compact` until it reports nothing more to do (bounded, so a bug cannot loop forever).
-pub(crate) fn compact_fully<S: Storage>(store: &mut S) {
-    for _ in 0..10_000 {
-        if !store.compact().unwrap().more {
-            return;
-        }
-    }
-    panic!("compaction never finished");
-}
-
-/// What a correct store holds after a sequence of records, written independently of the
-/// crate's own replay code.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Model {
-    pub(crate) messages: BTreeMap<MessageKey, StoredMessage>,
-    pub(crate) meta: BTreeMap<MetaKey, Bytes>,
-    pub(crate) high_water: BTreeMap<EntityId, i64>,
-}
-
-impl Model {
-    pub(crate) fn apply(&mut self, record: &Record) {
-        match record.clone() {
-            Record::Insert {
-                key,
-                message,
-                state,
-            } => {
-                let mark = self.high_water.entry(key.entity).or_insert(key.sequence);
-                *mark = (*mark).max(key.sequence);
-                self.messages.insert(key, StoredMessage { message, state });
-            }
-            Record::Update { key, state } => {
-                if let Some(stored) = self.messages.get_mut(&key) {
-                    stored.state = state;
-                }
-            }
-            Record::Remove { key } => {
-                self.messages.remove(&key);
-            }
-            Record::Meta { entity, key, value } => {
-                let meta_key = MetaKey { entity, key };
-                match value {
-                    Some(value) => self.meta.insert(meta_key, value),
-                    None => self.meta.remove(&meta_key),
-                };
-            }
-        }
-    }
-
-    /// Whether `recovered` holds exactly this state.
-    pub(crate) fn matches(&self, recovered: &Recovered) -> bool {
-        self.messages == recovered.messages
-            && self.meta == recovered.meta
-            && self.high_water == recovered.high_water
     }
 }
 

@@ -5,7 +5,8 @@
 use busbar_store::{FileOptions, FileStorage, Record, Recovered, Storage};
 use bytes::Bytes;
 
-use crate::support::{TestDir, insert, key, meta, remove, segment_files, update};
+use crate::records::{insert, key, meta, remove, update};
+use crate::support::{TestDir, segment_files};
 
 fn only_segment(dir: &std::path::Path) -> std::path::PathBuf {
     let mut segments = segment_files(dir);
@@ -97,7 +98,7 @@ fn cut_inside_last_update_recovers_previous_state() {
 #[test]
 fn cut_inside_last_meta_recovers_previous_state() {
     check_every_cut(&[Record::Meta {
-        entity: crate::support::ENTITY,
+        entity: crate::records::ENTITY,
         key: Bytes::from_static(b"m"),
         value: None,
     }]);

@@ -1,0 +1,97 @@
+//! A `busbar --storage postgres://…` process, which either serves (it took the lease) or stands
+//! by; its stdout lines arrive on a channel so a test can tell which, and when that changes.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::{Broker, stdout_lines};
+
+/// A broker process on PostgreSQL storage, not known yet to serve.
+pub struct PostgresNode {
+    /// Taken when the node becomes a [`Broker`].
+    child: Option<Child>,
+    lines: mpsc::Receiver<String>,
+    config: std::path::PathBuf,
+}
+
+impl PostgresNode {
+    /// Starts a broker on `url` serving `config`, in `workdir` (its development CA goes under
+    /// it), listening for AMQP on `port` (0 for any) once it serves.
+    pub fn start(config: &Path, url: &str, workdir: &Path, port: u16) -> PostgresNode {
+        std::fs::create_dir_all(workdir).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_busbar"))
+            .arg("--storage")
+            .arg(url)
+            .arg("--config")
+            .arg(config)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args([
+                "--tls-listen",
+                "127.0.0.1:0",
+                "--admin-listen",
+                "127.0.0.1:0",
+            ])
+            .current_dir(workdir)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let lines = stdout_lines(&mut child);
+        PostgresNode {
+            child: Some(child),
+            lines,
+            config: config.to_owned(),
+        }
+    }
+
+    /// Waits for the standby line; fails if the node serves (or exits) first.
+    pub fn expect_standby(&mut self, within: Duration) {
+        let line = self.next_line_matching(within, |line| {
+            line.starts_with("standby:") || line.starts_with("listening on ")
+        });
+        assert!(line.starts_with("standby:"), "a second node serves: {line}");
+    }
+
+    /// Waits until the node serves and returns it as a [`Broker`].
+    pub fn serving(mut self, within: Duration) -> Broker {
+        let port_of = |line: String| line.rsplit(':').next().unwrap().parse().unwrap();
+        let line = self.next_line_matching(within, |line| line.starts_with("listening on "));
+        let port = port_of(line);
+        let line = self.next_line_matching(within, |line| line.starts_with("admin listening on "));
+        let admin_port = port_of(line);
+        Broker {
+            child: self.child.take().unwrap(),
+            port,
+            admin_port,
+            data_dir: None,
+            config: Some(self.config.clone()),
+        }
+    }
+
+    fn next_line_matching(&mut self, within: Duration, wanted: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if wanted(&line) => return line,
+                Ok(_) => {}
+                Err(_) => {
+                    let status = self.child.as_mut().unwrap().try_wait().unwrap();
+                    panic!("busbar printed no awaited line within {within:?} (exit: {status:?})")
+                }
+            }
+        }
+    }
+}
+
+impl Drop for PostgresNode {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
