@@ -710,3 +710,5 @@ async fn sleep_until(deadline: Option<Instant>) {
 mod held_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transaction_tests;

@@ -15,7 +15,7 @@ use busbar_core::{LockToken, Outcome};
 use bytes::Bytes;
 
 use super::atomic_send::HeldPart;
-use super::mailbox::{ConnectionCommand, Mailbox};
+use super::mailbox::{ConnectionCommand, Mailbox, ReceiverKey};
 use crate::errors::BrokerError;
 
 /// A transaction's id, as the coordinator declared it.
@@ -43,11 +43,28 @@ impl TransactionHold {
     }
 }
 
+/// Work a transaction does in the entity it settles in, at the commit.
+#[derive(Debug)]
+pub(crate) enum TransactionWork {
+    /// Settle the message locked under the token.
+    Settle(LockToken, Outcome),
+    /// Set (or clear) a session's state for the receive link holding the session
+    /// (`set-session-state` inside a transaction, as .NET sends it).
+    SessionState {
+        /// The receive link that holds the session.
+        receiver: Option<ReceiverKey>,
+        /// The session.
+        session: String,
+        /// The new state (`None` clears it).
+        state: Option<Bytes>,
+    },
+}
+
 /// A transaction's commit, handed to the entity its settlements concern (or run by the
 /// connection itself when it settles nothing).
 pub(crate) struct TransactionCommit {
-    /// The lock of each message settled in the transaction, and its outcome.
-    pub(crate) settlements: Vec<(LockToken, Outcome)>,
+    /// The settlements (and session states) of the transaction, in order.
+    pub(crate) settlements: Vec<TransactionWork>,
     /// The held copies of the transaction's sends, in every entity.
     pub(crate) parts: Vec<HeldPart>,
     /// Told whether it all was stored, once it is durable (or why nothing was).

@@ -73,6 +73,11 @@ impl SessionEntity {
         self.replace_state(session, state, now)
     }
 
+    /// Whether the receiver `owner` holds `session`'s lock now.
+    pub fn holds(&self, owner: ReceiverId, session: &SessionId) -> bool {
+        self.held_by(owner, session).is_ok()
+    }
+
     /// The stored state of `session`, whoever holds its lock (the explorer's view).
     pub fn stored_state(&self, session: &SessionId) -> Option<Bytes> {
         self.states.get(session).map(|stored| stored.state.clone())

@@ -86,13 +86,12 @@ impl BrokerConnection {
                     return;
                 };
                 if let Some(parsed) = management::parse_session_operation(&request) {
-                    if txn.is_some() {
-                        // Session state inside a transaction (a .NET feature) is not served:
-                        // refused, never applied outside the transaction.
-                        let refused = Err(BrokerError::NotImplemented {
-                            operation: "a session operation inside a transaction".into(),
+                    if let Some(txn) = txn {
+                        let receiver = self.associated_receiver(&request);
+                        let result = parsed.and_then(|operation| {
+                            self.session_in_transaction(&txn, &entity, receiver, operation)
                         });
-                        self.respond_management(link, &request, &entity.path, refused, connection);
+                        self.respond_management(link, &request, &entity.path, result, connection);
                         return;
                     }
                     self.session_request(link, request, &entity, parsed, connection);

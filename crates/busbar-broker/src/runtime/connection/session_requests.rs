@@ -5,7 +5,7 @@ use busbar_amqp::engine::{Connection, LinkId};
 
 use super::{BrokerConnection, LinkKind};
 use crate::errors::BrokerError;
-use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
+use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, ReceiverKey, post_entity};
 use crate::runtime::management::{OperationResult, SessionOperation};
 use crate::runtime::registry::EntityHandle;
 use crate::runtime::request::Request;
@@ -14,6 +14,19 @@ use crate::runtime::request::Request;
 const ASSOCIATED_LINK_NAME: &str = "associated-link-name";
 
 impl BrokerConnection {
+    /// The receive link a management request acts for (`associated-link-name`).
+    pub(super) fn associated_receiver(&self, request: &Request) -> Option<ReceiverKey> {
+        request
+            .text_property(ASSOCIATED_LINK_NAME)
+            .and_then(|name| {
+                self.links.iter().find_map(|(id, kind)| match kind {
+                    LinkKind::Receiver(receiver) if receiver.name == name => Some(*id),
+                    _ => None,
+                })
+            })
+            .map(|id| self.receiver_key(id))
+    }
+
     /// Runs a parsed session operation (or answers its parse error) on `entity`.
     pub(super) fn session_request(
         &mut self,
@@ -30,15 +43,7 @@ impl BrokerConnection {
                 return;
             }
         };
-        let receiver = request
-            .text_property(ASSOCIATED_LINK_NAME)
-            .and_then(|name| {
-                self.links.iter().find_map(|(id, kind)| match kind {
-                    LinkKind::Receiver(receiver) if receiver.name == name => Some(*id),
-                    _ => None,
-                })
-            })
-            .map(|id| self.receiver_key(id));
+        let receiver = self.associated_receiver(&request);
         let mailbox = self.mailbox.clone();
         let path = entity.path.clone();
         post_entity(

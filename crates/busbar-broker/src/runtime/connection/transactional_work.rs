@@ -11,11 +11,12 @@ use super::transactions::{LinkDelivery, PendingSend, SendAnswer, Settlements, tr
 use super::{BrokerConnection, LinkKind};
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::HeldPart;
+use crate::runtime::mailbox::ReceiverKey;
 use crate::runtime::mailbox::{EntityCommand, HoldJoin, post_entity};
-use crate::runtime::management::{Operation, OperationResult};
+use crate::runtime::management::{Operation, OperationResult, SessionOperation};
 use crate::runtime::registry::EntityHandle;
 use crate::runtime::settlement::{outcome_of, rejected, success_echo};
-use crate::runtime::transaction::{TransactionHold, TxnId};
+use crate::runtime::transaction::{TransactionHold, TransactionWork, TxnId};
 
 impl BrokerConnection {
     /// A send (or schedule) inside `txn`, by the transfer `(link, delivery_id)`: every target
@@ -169,6 +170,41 @@ impl BrokerConnection {
         token: LockToken,
         (entity, outcome): (&EntityHandle, Outcome),
     ) -> Result<(), BrokerError> {
+        let work = TransactionWork::Settle(token, outcome);
+        self.work_in_transaction(txn, delivery, entity, work)
+    }
+
+    /// A session's state set inside `txn` for the receive link `receiver` (which must hold the
+    /// session at the commit); the state changes only then.
+    pub(super) fn session_in_transaction(
+        &mut self,
+        txn: &TxnId,
+        entity: &EntityHandle,
+        receiver: Option<ReceiverKey>,
+        operation: SessionOperation,
+    ) -> Result<OperationResult, BrokerError> {
+        let SessionOperation::SetState { session, state } = operation else {
+            return Err(BrokerError::NotImplemented {
+                operation: "this session operation inside a transaction".into(),
+            });
+        };
+        let work = TransactionWork::SessionState {
+            receiver,
+            session,
+            state,
+        };
+        self.work_in_transaction(txn, None, entity, work)
+            .map(|()| OperationResult::Done)
+    }
+
+    /// Adds `work` on `entity` to `txn`, all of whose work must concern one entity.
+    fn work_in_transaction(
+        &mut self,
+        txn: &TxnId,
+        delivery: Option<LinkDelivery>,
+        entity: &EntityHandle,
+        work: TransactionWork,
+    ) -> Result<(), BrokerError> {
         let not_open = self.not_open(txn);
         let transaction = self.transactions.open.get_mut(txn).ok_or(not_open)?;
         let settlements = transaction.settlements.get_or_insert_with(|| Settlements {
@@ -183,7 +219,7 @@ impl BrokerConnection {
                 settlements.entity
             )));
         }
-        settlements.items.push((delivery, token, outcome));
+        settlements.items.push((delivery, work));
         Ok(())
     }
 

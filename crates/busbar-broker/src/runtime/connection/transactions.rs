@@ -11,7 +11,6 @@ use busbar_amqp::message::{Body, Message};
 use busbar_amqp::performatives::{
     Accepted, CoordinatorRequest, Declared, DeliveryState, TransactionalState,
 };
-use busbar_core::{LockToken, Outcome};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -25,7 +24,7 @@ use crate::runtime::entity_task::store_error;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
 use crate::runtime::request::Request;
 use crate::runtime::settlement::rejected;
-use crate::runtime::transaction::{TransactionCommit, TxnId};
+use crate::runtime::transaction::{TransactionCommit, TransactionWork, TxnId};
 
 /// How long a transaction may stay open (Service Bus: two minutes).
 const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(120);
@@ -83,7 +82,7 @@ pub(super) struct Settlements {
     pub(super) entity: String,
     /// Each settlement, with the receive-link delivery it settles (none when it came through
     /// `$management`).
-    pub(super) items: Vec<(Option<LinkDelivery>, LockToken, Outcome)>,
+    pub(super) items: Vec<(Option<LinkDelivery>, TransactionWork)>,
 }
 
 /// A delivery of a receive link.
@@ -239,7 +238,7 @@ impl BrokerConnection {
                 let items = settlements
                     .items
                     .into_iter()
-                    .map(|(_, token, outcome)| (token, outcome))
+                    .map(|(_, work)| work)
                     .collect();
                 (items, settled, Some(settlements.inbox))
             }

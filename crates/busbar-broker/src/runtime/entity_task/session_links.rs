@@ -188,6 +188,28 @@ impl SessionLinks {
             .map_err(session_error)
     }
 
+    /// Whether the link `key` holds `session`'s lock now (a transaction's check before it sets
+    /// the session's state).
+    pub(super) fn check_holds(
+        &self,
+        entity: &OwnedEntity,
+        key: Option<ReceiverKey>,
+        session: &str,
+    ) -> Result<(), BrokerError> {
+        let owner = key
+            .and_then(|key| self.ids.get(&key).copied())
+            .ok_or(BrokerError::SessionLockLost)?;
+        let session = SessionId::new(session.to_owned()).map_err(session_error)?;
+        let sessions = entity
+            .sessions()
+            .ok_or_else(|| BrokerError::NotAllowed("the entity does not use sessions".into()))?;
+        if sessions.holds(owner, &session) {
+            Ok(())
+        } else {
+            Err(BrokerError::SessionLockLost)
+        }
+    }
+
     /// Runs a `$management` session operation for the link `key` (the lock holder).
     pub(super) fn execute(
         &mut self,

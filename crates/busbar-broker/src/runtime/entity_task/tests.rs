@@ -29,8 +29,8 @@ use crate::runtime::metrics::EntityMetrics;
 /// Failure guard for replies that must come; never reached when the code is right.
 pub(super) const GUARD: Duration = Duration::from_secs(10);
 
-struct Harness {
-    inbox: mpsc::Sender<EntityCommand>,
+pub(super) struct Harness {
+    pub(super) inbox: mpsc::Sender<EntityCommand>,
     writer: GroupCommit<MemoryStorage>,
     task: tokio::task::JoinHandle<()>,
     metrics: Arc<EntityMetrics>,
@@ -43,7 +43,7 @@ fn start(storage: MemoryStorage) -> Harness {
     )
 }
 
-fn start_with(storage: MemoryStorage, entity: impl Into<OwnedEntity>) -> Harness {
+pub(super) fn start_with(storage: MemoryStorage, entity: impl Into<OwnedEntity>) -> Harness {
     let writer = GroupCommit::spawn(storage, GroupCommitOptions::default()).unwrap();
     let metrics = Arc::<EntityMetrics>::default();
     let task = EntityTask::new(entity, EntityId(1), Clock::anchored_now(), writer.handle())
@@ -65,7 +65,7 @@ impl Harness {
     }
 
     /// Stops the task and the writer; returns what the storage holds after a restart.
-    async fn stop(self) -> MemoryStorage {
+    pub(super) async fn stop(self) -> MemoryStorage {
         drop(self.inbox);
         self.task.await.unwrap();
         let writer = self.writer;
@@ -74,6 +74,13 @@ impl Harness {
             .unwrap()
             .restart()
     }
+}
+
+/// Waits (off the runtime's threads) for the answer a reply closure sends to `answers`.
+pub(super) async fn answered<T: Send + 'static>(answers: std_mpsc::Receiver<T>) -> T {
+    tokio::task::spawn_blocking(move || answers.recv_timeout(GUARD).unwrap())
+        .await
+        .unwrap()
 }
 
 /// Runs an operation on the main queue of the entity behind `inbox` and waits for its reply.
@@ -92,13 +99,11 @@ pub(super) async fn execute_on(
         })
         .await
         .unwrap();
-    tokio::task::spawn_blocking(move || outcome.recv_timeout(GUARD).unwrap())
-        .await
-        .unwrap()
+    answered(outcome).await
 }
 
 /// A link id as a connection engine assigns it: a client opens, begins and attaches a receiver.
-fn receiver_link() -> LinkId {
+pub(super) fn receiver_link() -> LinkId {
     let config = ConnectionConfig {
         require_sasl: false,
         ..ConnectionConfig::default()
@@ -506,9 +511,7 @@ async fn settlements_of_one_read_are_applied_together_each_with_its_own_result()
         }),
     };
     harness.inbox.send(settle).await.unwrap();
-    let results = tokio::task::spawn_blocking(move || results.recv_timeout(GUARD).unwrap())
-        .await
-        .unwrap();
+    let results = answered(results).await;
     assert_eq!(results, [Ok(()), Err(BrokerError::MessageLockLost), Ok(())]);
     assert_eq!(harness.metrics.traffic("q", 0).lock_lost_answers, 1);
     // The completed message is gone; the abandoned one is back, delivered once before.

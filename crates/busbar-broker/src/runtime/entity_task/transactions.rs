@@ -1,5 +1,6 @@
-//! A transaction's commit in the entity its settlements concern: every lock is checked before
-//! any settlement is applied, so a transaction whose lock was lost changes nothing; then the
+//! A transaction's commit in the entity its settlements concern: every lock (of a message, or
+//! of a session whose state it sets) is checked before any of its work is applied, so a
+//! transaction whose lock was lost changes nothing; then the
 //! settlements' records and every held copy of the transaction's sends go to the store as one
 //! submission, and the copies are released (and the commit answered) once it is durable.
 
@@ -7,7 +8,8 @@ use busbar_core::{Outcome, Timestamp};
 
 use super::{EntityTask, Pending, core_error};
 use crate::errors::BrokerError;
-use crate::runtime::transaction::TransactionCommit;
+use crate::runtime::management::SessionOperation;
+use crate::runtime::transaction::{TransactionCommit, TransactionWork};
 
 impl EntityTask {
     pub(super) fn commit_transaction(
@@ -16,12 +18,10 @@ impl EntityTask {
         now: Timestamp,
         pending: &mut Vec<Pending>,
     ) {
-        let checked = commit.settlements.iter().try_for_each(|(token, outcome)| {
-            if self.faults.lose_settlement() {
-                return Err(BrokerError::MessageLockLost);
-            }
-            self.check_settle(*token, outcome, now)
-        });
+        let checked = commit
+            .settlements
+            .iter()
+            .try_for_each(|work| self.check_work(work, now));
         if let Err(error) = checked {
             if matches!(error, BrokerError::MessageLockLost) {
                 self.metrics.lock_lost_answer();
@@ -38,10 +38,10 @@ impl EntityTask {
         } = commit;
         // A test's delay fault holds the answer back after the commit is durable.
         let done = self.maybe_delayed(done);
-        for (token, outcome) in settlements {
+        for work in settlements {
             // Checked above, in this same turn: it cannot fail now.
-            if let Err(error) = self.settle(token, outcome, now) {
-                tracing::warn!(%error, "a checked transactional settlement failed");
+            if let Err(error) = self.apply_work(work, now) {
+                tracing::warn!(%error, "checked transactional work failed");
             }
         }
         let records = parts
@@ -55,6 +55,39 @@ impl EntityTask {
             done(durable);
         });
         self.submit_with(vec![stored], records);
+    }
+
+    /// Whether `work` would succeed now, changing nothing (but a test's lost-settlement fault).
+    fn check_work(&mut self, work: &TransactionWork, now: Timestamp) -> Result<(), BrokerError> {
+        match work {
+            TransactionWork::Settle(token, outcome) => {
+                if self.faults.lose_settlement() {
+                    return Err(BrokerError::MessageLockLost);
+                }
+                self.check_settle(*token, outcome, now)
+            }
+            TransactionWork::SessionState {
+                receiver, session, ..
+            } => self
+                .session_links
+                .check_holds(&self.entity, *receiver, session),
+        }
+    }
+
+    fn apply_work(&mut self, work: TransactionWork, now: Timestamp) -> Result<(), BrokerError> {
+        match work {
+            TransactionWork::Settle(token, outcome) => self.settle(token, outcome, now),
+            TransactionWork::SessionState {
+                receiver,
+                session,
+                state,
+            } => {
+                let operation = SessionOperation::SetState { session, state };
+                self.session_links
+                    .execute(&mut self.entity, receiver, operation, now)
+                    .map(|_| ())
+            }
+        }
     }
 
     /// Whether a settlement would succeed now, changing nothing.
