@@ -96,32 +96,51 @@ impl AtomicSend {
         if join.remaining > 0 {
             return;
         }
-        let mut parts = std::mem::take(&mut join.parts);
+        let parts = std::mem::take(&mut join.parts);
         let error = join.error.take();
         let Some(reply) = join.reply.take() else {
             return;
         };
         drop(join);
         if let Some(error) = error {
-            for part in parts {
-                part.resolve(false);
-            }
+            resolve_all(parts, false);
             reply(Err(error));
             return;
         }
-        let mut records = Vec::new();
-        for part in &mut parts {
-            records.append(&mut part.records);
-        }
-        let completion = Box::new(move |outcome: Result<busbar_store::Lsn, _>| {
-            let stored = outcome.is_ok();
-            // Released before the reply goes out, so a client that saw its send accepted finds
-            // every copy (each task takes resolutions before its next commands).
-            for part in parts {
-                part.resolve(stored);
-            }
-            reply(outcome.map(|_| OperationResult::Done).map_err(store_error));
+        store_parts(parts, store, move |stored| {
+            reply(stored.map(|()| OperationResult::Done));
         });
-        super::submit_from_task(store, records, completion);
     }
+}
+
+/// Releases (`stored`) or discards every copy of `parts`.
+pub(crate) fn resolve_all(parts: impl IntoIterator<Item = HeldPart>, stored: bool) {
+    for part in parts {
+        part.resolve(stored);
+    }
+}
+
+/// Takes the insert records out of `parts` for one submission; the copies stay held.
+pub(crate) fn take_records(parts: &mut [HeldPart]) -> Vec<Record> {
+    parts
+        .iter_mut()
+        .flat_map(|part| std::mem::take(&mut part.records))
+        .collect()
+}
+
+/// Stores the records of `parts` as one submission; once its outcome is known every copy is
+/// released or discarded, and then `done` hears it.
+pub(crate) fn store_parts(
+    mut parts: Vec<HeldPart>,
+    store: &GroupCommitHandle,
+    done: impl FnOnce(Result<(), BrokerError>) + Send + 'static,
+) {
+    let records = take_records(&mut parts);
+    let completion = Box::new(move |outcome: Result<busbar_store::Lsn, _>| {
+        // Released before the reply goes out, so a client that saw its send accepted finds
+        // every copy (each task takes resolutions before its next commands).
+        resolve_all(parts, outcome.is_ok());
+        done(outcome.map(|_| ()).map_err(store_error));
+    });
+    super::submit_from_task(store, records, completion);
 }

@@ -14,7 +14,7 @@ use busbar_amqp::engine::{DeliveryId, LinkId};
 use busbar_core::{LockToken, Outcome};
 use bytes::Bytes;
 
-use super::atomic_send::HeldPart;
+use super::atomic_send::{HeldPart, resolve_all};
 use super::mailbox::{ConnectionCommand, Mailbox, ReceiverKey};
 use crate::errors::BrokerError;
 
@@ -74,9 +74,7 @@ pub(crate) struct TransactionCommit {
 impl TransactionCommit {
     /// Gives up: every held copy is discarded, nothing is settled, and `error` is the answer.
     pub(crate) fn refuse(self, error: BrokerError) {
-        for part in self.parts {
-            part.resolve(false);
-        }
+        resolve_all(self.parts, false);
         (self.done)(Err(error));
     }
 }

@@ -10,7 +10,7 @@ use busbar_core::{LockToken, NewMessage, Outcome, SequenceNumber};
 use super::transactions::{LinkDelivery, PendingSend, SendAnswer, Settlements, transactional};
 use super::{BrokerConnection, LinkKind};
 use crate::errors::BrokerError;
-use crate::runtime::atomic_send::HeldPart;
+use crate::runtime::atomic_send::{HeldPart, resolve_all};
 use crate::runtime::mailbox::ReceiverKey;
 use crate::runtime::mailbox::{EntityCommand, HoldJoin, post_entity};
 use crate::runtime::management::{Operation, OperationResult, SessionOperation};
@@ -109,9 +109,7 @@ impl BrokerConnection {
         };
         let result = match send.refusal {
             Some(error) => {
-                for part in send.parts {
-                    part.resolve(false);
-                }
+                resolve_all(send.parts, false);
                 Err(error)
             }
             None => {

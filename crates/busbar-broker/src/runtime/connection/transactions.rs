@@ -18,9 +18,8 @@ use tokio::task::AbortHandle;
 use super::attach::top_up_credit;
 use super::{BrokerConnection, LinkKind};
 use crate::errors::BrokerError;
-use crate::runtime::atomic_send::HeldPart;
+use crate::runtime::atomic_send::{HeldPart, resolve_all, store_parts};
 use crate::runtime::clock;
-use crate::runtime::entity_task::store_error;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
 use crate::runtime::request::Request;
 use crate::runtime::settlement::rejected;
@@ -332,31 +331,16 @@ impl Transaction {
     fn roll_back(self) {
         self.timer.abort();
         let sending = self.sending.into_values().flat_map(|send| send.parts);
-        for part in self.parts.into_iter().chain(sending) {
-            part.resolve(false);
-        }
+        resolve_all(self.parts.into_iter().chain(sending), false);
     }
 }
 
 /// Stores the held copies of a transaction that settles nothing, as one submission.
 fn commit_sends(commit: TransactionCommit, store: &busbar_store::GroupCommitHandle) {
-    let TransactionCommit {
-        mut parts, done, ..
-    } = commit;
+    let TransactionCommit { parts, done, .. } = commit;
     if parts.is_empty() {
         done(Ok(()));
         return;
     }
-    let records = parts
-        .iter_mut()
-        .flat_map(|part| std::mem::take(&mut part.records))
-        .collect();
-    let completion = Box::new(move |outcome: Result<busbar_store::Lsn, _>| {
-        let stored = outcome.is_ok();
-        for part in parts {
-            part.resolve(stored);
-        }
-        done(outcome.map(|_| ()).map_err(store_error));
-    });
-    crate::runtime::submit_from_task(store, records, completion);
+    store_parts(parts, store, done);
 }

@@ -8,6 +8,7 @@ use busbar_core::{Outcome, Timestamp};
 
 use super::{EntityTask, Pending, core_error};
 use crate::errors::BrokerError;
+use crate::runtime::atomic_send::{resolve_all, take_records};
 use crate::runtime::management::SessionOperation;
 use crate::runtime::transaction::{TransactionCommit, TransactionWork};
 
@@ -44,14 +45,9 @@ impl EntityTask {
                 tracing::warn!(%error, "checked transactional work failed");
             }
         }
-        let records = parts
-            .iter_mut()
-            .flat_map(|part| std::mem::take(&mut part.records))
-            .collect();
+        let records = take_records(&mut parts);
         let stored: Pending = Box::new(move |durable| {
-            for part in parts {
-                part.resolve(durable.is_ok());
-            }
+            resolve_all(parts, durable.is_ok());
             done(durable);
         });
         self.submit_with(vec![stored], records);
