@@ -2,13 +2,11 @@
 //! from a sequence number, a send decoded back, and re-drive moving dead-lettered messages (and
 //! refusing a destination that does not exist, which would otherwise drop them).
 
-use busbar_core::{DeadLetterInfo, NewMessage, SubQueue};
+use busbar_core::{DeadLetterInfo, NewMessage};
 use busbar_store::MemoryStorage;
-use tokio::sync::oneshot;
 
-use super::super::tests::start;
+use super::super::tests::{enqueue, start};
 use super::*;
-use crate::names::EntityName;
 
 const QUEUE: &str = "queue.1";
 
@@ -23,11 +21,6 @@ fn text_message(body: &str) -> OutgoingMessage {
 
 /// Stores `count` messages straight into the queue's dead-letter sub-queue.
 async fn dead_letter(control: &Control, count: usize) {
-    let handle = control
-        .state()
-        .unwrap()
-        .queue_handle(&EntityName::new(QUEUE))
-        .unwrap();
     let message = outgoing(text_message("dead")).unwrap();
     let messages = (0..count)
         .map(|_| NewMessage {
@@ -38,18 +31,7 @@ async fn dead_letter(control: &Control, count: usize) {
             ..message.clone()
         })
         .collect();
-    let (reply, stored) = oneshot::channel();
-    post_entity(
-        &handle.inbox,
-        EntityCommand::Execute {
-            sub_queue: SubQueue::Main,
-            operation: Operation::Enqueue(messages),
-            reply: Box::new(move |result| {
-                let _ = reply.send(result);
-            }),
-        },
-    );
-    assert!(stored.await.unwrap().is_ok());
+    assert!(enqueue(control, QUEUE, messages).await.is_ok());
 }
 
 fn sequences(messages: &[PeekedMessage]) -> Vec<i64> {

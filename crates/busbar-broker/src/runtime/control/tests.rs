@@ -47,20 +47,14 @@ fn queue(name: &str) -> QueueConfig {
     queue
 }
 
-/// Sends `count` messages straight to the queue's task, as a sender link would.
-async fn send(control: &Control, name: &str, count: usize) {
+/// Enqueues `messages` straight into the queue `name`'s task, as a sender link would: the reply.
+pub(super) async fn enqueue(
+    control: &Control,
+    name: &str,
+    messages: Vec<NewMessage>,
+) -> Result<OperationResult, BrokerError> {
     let state = control.state().unwrap();
     let handle = state.queue_handle(&EntityName::new(name)).unwrap();
-    let messages = (0..count)
-        .map(|_| NewMessage {
-            payload: Bytes::from_static(b"\x00\x53\x75\xa0\x01x"),
-            message_id: None,
-            session_id: None,
-            time_to_live: None,
-            scheduled_enqueue_time: None,
-            dead_letter: None,
-        })
-        .collect();
     let (reply, stored) = oneshot::channel();
     post_entity(
         &handle.inbox,
@@ -72,8 +66,23 @@ async fn send(control: &Control, name: &str, count: usize) {
             }),
         },
     );
+    stored.await.unwrap()
+}
+
+/// Sends `count` messages straight to the queue's task, as a sender link would.
+async fn send(control: &Control, name: &str, count: usize) {
+    let messages = (0..count)
+        .map(|_| NewMessage {
+            payload: Bytes::from_static(b"\x00\x53\x75\xa0\x01x"),
+            message_id: None,
+            session_id: None,
+            time_to_live: None,
+            scheduled_enqueue_time: None,
+            dead_letter: None,
+        })
+        .collect();
     assert!(matches!(
-        stored.await.unwrap(),
+        enqueue(control, name, messages).await,
         Ok(OperationResult::SequenceNumbers(_))
     ));
 }
