@@ -22,8 +22,8 @@ use busbar_admin::atom::{
 };
 use busbar_admin::auth::Authorization;
 use busbar_admin::control::{
-    ClockState, ControlError, ControlResult, Fault, NamespaceControl, Page, QueueEntry, RuleEntry,
-    SubscriptionEntry, TopicEntry,
+    ClockState, ControlError, ControlResult, Fault, Health, NamespaceControl, Page, QueueEntry,
+    RuleEntry, SubscriptionEntry, TopicEntry,
 };
 use busbar_admin::explorer::{
     EntityCounts, OutgoingMessage, PeekedMessage, Redriven, SessionInfo, SubQueue,
@@ -31,6 +31,7 @@ use busbar_admin::explorer::{
 use busbar_admin::metrics::MetricsSnapshot;
 use busbar_broker::auth::{SasKeys, SasToken};
 use busbar_broker::runtime::{self, Control};
+use busbar_store::StoreCondition;
 
 use convert::{
     queue_config, queue_entry, rule, rule_created_at, rule_properties, subscription_config,
@@ -253,6 +254,16 @@ impl NamespaceControl for BrokerNamespace {
         metrics::snapshot(&self.control)
             .await
             .map_err(control_error)
+    }
+
+    fn health(&self) -> Health {
+        match self.control.storage_condition() {
+            StoreCondition::Healthy => Health::Healthy,
+            StoreCondition::Full(why) => Health::Degraded(format!("The store is full: {why}.")),
+            StoreCondition::Failed(why) => Health::Unhealthy(format!(
+                "The storage failed and accepts nothing more until the broker restarts: {why}."
+            )),
+        }
     }
 
     fn test_controls(&self) -> bool {

@@ -7,6 +7,7 @@ pub mod client;
 pub mod management;
 pub mod postgres_node;
 pub mod raw;
+pub mod small_disk;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -59,6 +59,19 @@ pub enum ControlError {
 /// The result of every [`NamespaceControl`] operation.
 pub type ControlResult<T> = Result<T, ControlError>;
 
+/// The broker's health as `GET /health` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    /// Serving everything (`200`, status `healthy`).
+    Healthy,
+    /// Serving, but refusing some work until an operator acts, e.g. new messages while the
+    /// store's disk is full (`200`, status `degraded`, with why).
+    Degraded(String),
+    /// Not serving what it must, e.g. the store failed and only a restart recovers it (`503`,
+    /// status `unhealthy`, with why).
+    Unhealthy(String),
+}
+
 /// The broker's virtual clock (`--test-controls`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClockState {
@@ -289,6 +302,11 @@ pub trait NamespaceControl: DataPlane + Send + Sync + 'static {
     /// default [`ControlError::NotFound`]: the endpoint answers 404.
     fn metrics(&self) -> impl Future<Output = ControlResult<MetricsSnapshot>> + Send {
         async { Err(ControlError::NotFound) }
+    }
+
+    /// What `GET /health` reports; healthy by default.
+    fn health(&self) -> Health {
+        Health::Healthy
     }
 
     /// Whether the broker runs with `--test-controls`: only then are [`clock`](Self::clock),

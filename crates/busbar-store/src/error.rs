@@ -50,6 +50,13 @@ pub enum StoreError {
         /// The largest encoded size accepted.
         limit: usize,
     },
+    /// The disk holding the store has no room for what was asked: nothing of it was written and
+    /// the store is not poisoned. Appends are taken again once space is freed.
+    #[error("the store is full: {detail}")]
+    Full {
+        /// Where and how much room is missing.
+        detail: String,
+    },
     /// An earlier write or sync failed: the store acknowledges nothing more until restarted.
     #[error("storage is poisoned by an earlier failure and accepts nothing more: {cause}")]
     Poisoned {

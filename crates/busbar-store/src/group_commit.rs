@@ -1,19 +1,26 @@
 //! `GroupCommit`: the writer thread that appends everything queued, syncs once, and then
 //! reports each submission durable (or failed); a volatile storage is committed inline instead.
 
+mod health;
 mod inline;
 mod stats;
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use crate::error::StoreError;
 use crate::record::{Lsn, Record};
 use crate::storage::Storage;
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::{Arc, Condvar, Mutex, MutexGuard};
+use health::Health;
+pub use health::StoreCondition;
 use inline::{CommitNow, InlineStore};
 use stats::CommitStats;
 pub use stats::{CommitStatsSnapshot, GROUP_SIZE_BOUNDS, HistogramCounts, SYNC_MICROS_BOUNDS};
+
+/// While the disk is full, how often the idle writer looks whether space was freed.
+const ROOM_RECHECK: Duration = Duration::from_millis(250);
 
 /// Called exactly once with the outcome of a submission: `Ok(lsn)` once its records are durable
 /// (`lsn` is the position of its last record), or the error that prevented it.
@@ -105,6 +112,7 @@ impl Shared {
 pub struct GroupCommit<S> {
     mode: Mode<S>,
     stats: std::sync::Arc<CommitStats>,
+    health: std::sync::Arc<Health>,
 }
 
 enum Mode<S> {
@@ -123,6 +131,7 @@ enum Mode<S> {
 pub struct GroupCommitHandle {
     target: Target,
     stats: std::sync::Arc<CommitStats>,
+    health: std::sync::Arc<Health>,
 }
 
 #[derive(Clone)]
@@ -136,13 +145,16 @@ impl<S: Storage + 'static> GroupCommit<S> {
     /// (no thread for a volatile storage: see [`GroupCommit`]).
     pub fn spawn(storage: S, options: GroupCommitOptions) -> Result<GroupCommit<S>, StoreError> {
         let stats = std::sync::Arc::<CommitStats>::default();
+        let health = std::sync::Arc::<Health>::default();
         if storage.is_volatile() {
             return Ok(GroupCommit {
                 mode: Mode::Inline(std::sync::Arc::new(InlineStore::new(
                     storage,
                     std::sync::Arc::clone(&stats),
+                    std::sync::Arc::clone(&health),
                 ))),
                 stats,
+                health,
             });
         }
         let shared = Arc::new(Shared {
@@ -152,10 +164,14 @@ impl<S: Storage + 'static> GroupCommit<S> {
             capacity: options.queue_capacity.max(1),
         });
         let writer_shared = Arc::clone(&shared);
-        let writer_stats = std::sync::Arc::clone(&stats);
+        let writer = Writer {
+            stats: std::sync::Arc::clone(&stats),
+            health: std::sync::Arc::clone(&health),
+            compaction: options.compaction,
+        };
         let thread = thread::Builder::new()
             .name("busbar-store-writer".into())
-            .spawn(move || run_writer(storage, &writer_shared, &writer_stats, options.compaction))
+            .spawn(move || writer.run(storage, &writer_shared))
             .map_err(|e| StoreError::io("spawn writer thread", "", e))?;
         Ok(GroupCommit {
             mode: Mode::Thread {
@@ -163,6 +179,7 @@ impl<S: Storage + 'static> GroupCommit<S> {
                 thread: Some(thread),
             },
             stats,
+            health,
         })
     }
 
@@ -175,6 +192,7 @@ impl<S: Storage + 'static> GroupCommit<S> {
         GroupCommitHandle {
             target,
             stats: std::sync::Arc::clone(&self.stats),
+            health: std::sync::Arc::clone(&self.health),
         }
     }
 
@@ -221,6 +239,18 @@ impl GroupCommitHandle {
     /// The sync latencies and group sizes of the commits so far (read without a lock).
     pub fn stats(&self) -> CommitStatsSnapshot {
         self.stats.snapshot()
+    }
+
+    /// The storage's condition: full (new messages refused until space is freed) or failed
+    /// (nothing more acknowledged until a restart), with why.
+    pub fn condition(&self) -> StoreCondition {
+        self.health.condition()
+    }
+
+    /// Whether new messages must be refused (the storage is full or failed); one atomic load,
+    /// for every send. [`condition`](Self::condition) says why.
+    pub fn refuses_new_messages(&self) -> bool {
+        self.health.refuses_new_messages()
     }
 
     /// Queues `records`; `completion` is called once they are durable or have failed.
@@ -292,15 +322,41 @@ fn enqueue(
     }
 }
 
-/// Waits for work (or, while compaction has work, takes only what is already there).
-fn take_batch(shared: &Shared, wait: bool) -> Option<Vec<Submission>> {
+/// How long [`take_batch`] may wait for work.
+#[derive(Clone, Copy)]
+enum Wait {
+    /// Take only what is already there (compaction has work).
+    No,
+    /// At most this long (the disk is full: its room is looked at again).
+    UpTo(Duration),
+    /// Until work arrives or the writer is closed.
+    Forever,
+}
+
+/// Waits for work as `wait` allows; `None` once closed with nothing left.
+fn take_batch(shared: &Shared, wait: Wait) -> Option<Vec<Submission>> {
     let mut queue = shared.lock();
-    while wait && queue.pending.is_empty() && !queue.closed {
+    while queue.pending.is_empty() && !queue.closed {
         queue.writer_waiting = true;
-        queue = shared
-            .work
-            .wait(queue)
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match wait {
+            Wait::No => break,
+            Wait::UpTo(timeout) => {
+                let (waited, result) = shared
+                    .work
+                    .wait_timeout(queue, timeout)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                queue = waited;
+                if result.timed_out() {
+                    break;
+                }
+            }
+            Wait::Forever => {
+                queue = shared
+                    .work
+                    .wait(queue)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+            }
+        }
     }
     queue.writer_waiting = false;
     if queue.pending.is_empty() && queue.closed {
@@ -315,36 +371,58 @@ fn take_batch(shared: &Shared, wait: bool) -> Option<Vec<Submission>> {
     Some(batch)
 }
 
-fn run_writer<S: Storage>(
-    mut storage: S,
-    shared: &Shared,
-    stats: &CommitStats,
+/// The writer thread's share of the [`GroupCommit`].
+struct Writer {
+    stats: std::sync::Arc<CommitStats>,
+    health: std::sync::Arc<Health>,
     compaction: bool,
-) -> S {
-    let mut compaction_due = compaction;
-    while let Some(batch) = take_batch(shared, !compaction_due) {
-        if !batch.is_empty() {
-            commit(&mut storage, batch, stats);
+}
+
+impl Writer {
+    fn run<S: Storage>(self, mut storage: S, shared: &Shared) -> S {
+        let mut compaction_due = self.compaction;
+        loop {
+            let wait = if compaction_due {
+                Wait::No
+            } else if self.health.is_full() {
+                Wait::UpTo(ROOM_RECHECK)
+            } else {
+                Wait::Forever
+            };
+            let Some(batch) = take_batch(shared, wait) else {
+                break;
+            };
+            if !batch.is_empty() {
+                commit(&mut storage, batch, &self.stats, &self.health);
+            }
+            // One bounded step after every commit (under sustained load the queue is never
+            // empty, and waiting for idle time would let disk use grow for as long as the load
+            // lasts), and more steps while idle as long as there is work. A step with nothing
+            // to do does no IO. A failed step is not retried until after the next commit; if it
+            // poisoned the storage, that commit reports it.
+            if self.compaction {
+                compaction_due = storage.compact().is_ok_and(|report| report.more);
+            }
+            // After compaction, which may have freed some.
+            self.health.record_room(storage.check_room());
+            // Only while nothing waits, so preallocating never delays a group; under sustained
+            // load appends simply extend the file. A failure only means the next syncs cost
+            // more.
+            if shared.lock().pending.is_empty() {
+                let _ = storage.preallocate();
+            }
         }
-        // One bounded step after every commit (under sustained load the queue is never empty,
-        // and waiting for idle time would let disk use grow for as long as the load lasts),
-        // and more steps while idle as long as there is work. A step with nothing to do does
-        // no IO. A failed step is not retried until after the next commit; if it poisoned the
-        // storage, that commit reports it.
-        if compaction {
-            compaction_due = storage.compact().is_ok_and(|report| report.more);
-        }
-        // Only while nothing waits, so preallocating never delays a group; under sustained
-        // load appends simply extend the file. A failure only means the next syncs cost more.
-        if shared.lock().pending.is_empty() {
-            let _ = storage.preallocate();
-        }
+        storage
     }
-    storage
 }
 
 /// Appends every submission, syncs once, then completes them all.
-fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>, stats: &CommitStats) {
+fn commit<S: Storage>(
+    storage: &mut S,
+    batch: Vec<Submission>,
+    stats: &CommitStats,
+    health: &Health,
+) {
     // The records move into one group (no per-record clone); `counts` remembers whose is whose.
     let mut counts = Vec::with_capacity(batch.len());
     let mut completions = Vec::with_capacity(batch.len());
@@ -368,6 +446,7 @@ fn commit<S: Storage>(storage: &mut S, batch: Vec<Submission>, stats: &CommitSta
             }
         }
         Err(error) => {
+            health.record_failure(&error);
             for completion in completions {
                 completion(Err(error.clone()));
             }
@@ -395,8 +474,11 @@ fn append_all<S: Storage>(
                 })
                 .collect())
         }
-        // Nothing was written; one append per submission fails only the offending one.
-        Err(StoreError::RecordTooLarge { .. }) => append_each(storage, records, counts),
+        // Nothing was written; one append per submission fails only the offending one (or,
+        // with the disk full, those the room left cannot take).
+        Err(StoreError::RecordTooLarge { .. } | StoreError::Full { .. }) => {
+            append_each(storage, records, counts)
+        }
         Err(error) => Err(error),
     }
 }
@@ -413,7 +495,9 @@ fn append_each<S: Storage>(
         rest = after;
         match storage.append(own) {
             Ok(lsn) => outcomes.push(Ok(lsn)),
-            Err(error @ StoreError::RecordTooLarge { .. }) => outcomes.push(Err(error)),
+            Err(error @ (StoreError::RecordTooLarge { .. } | StoreError::Full { .. })) => {
+                outcomes.push(Err(error));
+            }
             Err(error) => return Err(error),
         }
     }

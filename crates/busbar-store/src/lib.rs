@@ -18,7 +18,7 @@ pub use error::StoreError;
 pub use file::{FileOptions, FileStorage};
 pub use group_commit::{
     CommitStatsSnapshot, Completion, GROUP_SIZE_BOUNDS, GroupCommit, GroupCommitHandle,
-    GroupCommitOptions, HistogramCounts, Rejected, SYNC_MICROS_BOUNDS,
+    GroupCommitOptions, HistogramCounts, Rejected, SYNC_MICROS_BOUNDS, StoreCondition,
 };
 pub use memory::MemoryStorage;
 pub use record::{EntityId, Lsn, MessageKey, MetaKey, Record};

@@ -20,7 +20,9 @@ pub trait Storage: Send {
     /// On return the records are ordered after everything appended before, but **not durable**:
     /// a crash may lose them, but only all together: recovery never keeps part of one append
     /// (which is how a topic send stores all its copies or none). A record too large to store is refused before anything is written
-    /// ([`StoreError::RecordTooLarge`], store not poisoned); any other error poisons the store.
+    /// ([`StoreError::RecordTooLarge`]), and an append the disk has no room for is refused
+    /// with nothing of it kept ([`StoreError::Full`]); neither poisons the store, any other
+    /// error does.
     fn append(&mut self, records: &[Record]) -> Result<Lsn, StoreError>;
 
     /// Makes everything appended so far durable and returns the position of the last record.
@@ -45,6 +47,13 @@ pub trait Storage: Send {
     /// when it has nothing queued. Writes nothing a recovery would read as a record. A failure
     /// does not poison the store (appends still work without it). Does nothing by default.
     fn preallocate(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Whether there is room for new messages: [`StoreError::Full`] once the storage's disk has
+    /// less free space than it keeps for settlements and compaction (which free space). The
+    /// writer asks after every commit and, while full, at short intervals. `Ok` by default.
+    fn check_room(&mut self) -> Result<(), StoreError> {
         Ok(())
     }
 

@@ -42,7 +42,7 @@ pub(crate) async fn answer<C: NamespaceControl>(
     let (parts, body) = request.into_parts();
     let url = RequestUrl::new(scheme, &parts);
     if is_health_probe(&parts.method, url.path(), url.has_api_version()) {
-        return response::healthy(control.test_controls());
+        return response::health(&control.health(), control.test_controls());
     }
     if is_metrics_scrape(&parts.method, url.path(), url.has_api_version()) {
         let accept = parts

@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::handlers::{Failure, Reply};
 use super::request_url::RequestUrl;
 use crate::atom::{ErrorBody, ErrorContext, Timestamp};
+use crate::control::Health;
 
 /// Every response's body: written whole before it is sent (documents are small).
 pub(crate) type Body = Full<Bytes>;
@@ -86,13 +87,20 @@ pub(crate) fn unauthorized() -> Response<Body> {
     response
 }
 
-/// `GET /health`: the emulator's answer (`ServiceBus-Emulator/Schema/HealthCheckApiSchema.md`),
-/// plus whether the broker runs with `--test-controls`.
-pub(crate) fn healthy(test_controls: bool) -> Response<Body> {
-    let text = format!(
-        r#"{{"status":"healthy","message":"Service is healthy.","testControls":{test_controls}}}"#
-    );
-    json(StatusCode::OK, text)
+/// `GET /health`: the emulator's answer (`ServiceBus-Emulator/Schema/HealthCheckApiSchema.md`)
+/// when healthy, `degraded` or `unhealthy` (503) with why otherwise, plus whether the broker
+/// runs with `--test-controls`.
+pub(crate) fn health(health: &Health, test_controls: bool) -> Response<Body> {
+    let (status, word, message) = match health {
+        Health::Healthy => (StatusCode::OK, "healthy", "Service is healthy."),
+        Health::Degraded(why) => (StatusCode::OK, "degraded", why.as_str()),
+        Health::Unhealthy(why) => (StatusCode::SERVICE_UNAVAILABLE, "unhealthy", why.as_str()),
+    };
+    // In the emulator's field order (a `json!` map would sort the keys).
+    let message = serde_json::Value::from(message);
+    let text =
+        format!(r#"{{"status":"{word}","message":{message},"testControls":{test_controls}}}"#);
+    json(status, text)
 }
 
 /// A text document of `content_type` (the Prometheus scrape's).

@@ -123,6 +123,15 @@ impl Control {
             .ok_or_else(|| ControlError::Unavailable("the broker is shutting down".into()))
     }
 
+    /// The storage's condition (full, failed or healthy) with why, for `GET /health`; a broker
+    /// shutting down reports its store healthy.
+    pub fn storage_condition(&self) -> busbar_store::StoreCondition {
+        self.state()
+            .map_or(busbar_store::StoreCondition::Healthy, |state| {
+                state.store.condition()
+            })
+    }
+
     /// The traffic counters now: the broker's, and each entity's (unordered). Reads atomics
     /// only; nothing waits.
     pub fn metrics(&self) -> Result<MetricsSnapshot, ControlError> {

@@ -31,6 +31,7 @@ use test_controls::Faults;
 mod deleted;
 mod explorer;
 mod owned;
+mod send_refusal;
 mod session_links;
 mod test_controls;
 mod transactions;
@@ -301,8 +302,8 @@ impl EntityTask {
             }
             EntityCommand::Hold { messages, send } => {
                 let id = self.id;
-                if self.faults.refuse_send() {
-                    self.held_parts.push((send, Err(BrokerError::ServerBusy)));
+                if let Some(refusal) = self.send_refusal() {
+                    self.held_parts.push((send, Err(refusal)));
                     return;
                 }
                 let part = self.entity.hold(messages, now).map(|held| HeldPart {
@@ -427,8 +428,11 @@ impl EntityTask {
         now: busbar_core::Timestamp,
     ) -> Result<OperationResult, BrokerError> {
         match operation {
-            Operation::Enqueue(_) if self.faults.refuse_send() => Err(BrokerError::ServerBusy),
-            Operation::Enqueue(messages) => self.entity.enqueue(messages, now).map(|outcomes| {
+            Operation::Enqueue(messages) => {
+                if let Some(refusal) = self.send_refusal() {
+                    return Err(refusal);
+                }
+                self.entity.enqueue(messages, now).map(|outcomes| {
                 OperationResult::SequenceNumbers(
                     outcomes
                         .into_iter()
@@ -438,7 +442,8 @@ impl EntityTask {
                         })
                         .collect(),
                 )
-            }),
+            })
+            }
             Operation::Settle { tokens, outcome } => {
                 // Each token settles on its own; the first failure is reported.
                 let mut result = Ok(OperationResult::Done);
@@ -692,10 +697,16 @@ pub(crate) fn core_error(error: CoreError) -> BrokerError {
     }
 }
 
-/// A store failure as the client hears it.
+/// A store failure as the client hears it: a full disk is a quota the client cannot retry
+/// past (as the service's namespace quota), anything else a busy server.
 pub(crate) fn store_error(error: StoreError) -> BrokerError {
-    BrokerError::StoreUnavailable {
-        reason: error.to_string(),
+    match error {
+        StoreError::Full { detail } => {
+            BrokerError::ResourceLimitExceeded(format!("The store is full: {detail}."))
+        }
+        error => BrokerError::StoreUnavailable {
+            reason: error.to_string(),
+        },
     }
 }
 

@@ -6,9 +6,11 @@ mod format;
 mod index;
 mod scan;
 mod segment;
+mod space;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Poison, StoreError};
@@ -238,8 +240,7 @@ impl FileStorage {
         }
         let mut offset = self.head_len();
         if let Err(error) = segment::write_at(&self.head.file, &self.encoded, offset) {
-            let path = self.head.id.path_in(&self.dir);
-            return Err(self.poison.set(StoreError::io("write", path, error)));
+            return Err(self.failed_write(offset, error));
         }
         // The records' frames follow the group frame.
         offset += group_len as u64;
@@ -275,11 +276,12 @@ impl FileStorage {
         if let Err(error) = self.head.file.sync_data() {
             return Err(self.poison.set(StoreError::io("sync", path, error)));
         }
+        self.head.allocated = len;
         let id = self.head.id.next();
         let first_lsn = self.last.next();
         let file = match segment::create(&self.dir, id, first_lsn) {
             Ok(file) => file,
-            Err(error) => return Err(self.poison.set(error)),
+            Err(error) => return Err(self.failed_create(id, error)),
         };
         let len = HEADER_LEN as u64;
         self.segments.insert(id, SegmentInfo { first_lsn, len });
@@ -289,6 +291,47 @@ impl FileStorage {
             allocated: len,
         };
         Ok(())
+    }
+}
+
+impl FileStorage {
+    /// A write of the head at `offset` failed. Out of space, the file is cut back to `offset`
+    /// and the cut synced (a crash must not leave frames of a refused append to be read back),
+    /// and the append is refused without poisoning the store; any other failure poisons it.
+    fn failed_write(&mut self, offset: u64, error: io::Error) -> StoreError {
+        let path = self.head.id.path_in(&self.dir);
+        if !space::is_out_of_space(&error) {
+            return self.poison.set(StoreError::io("write", path, error));
+        }
+        let cut = self
+            .head
+            .file
+            .set_len(offset)
+            .and_then(|()| self.head.file.sync_data());
+        if let Err(cut) = cut {
+            return self.poison.set(StoreError::io("truncate", path, cut));
+        }
+        self.head.allocated = offset;
+        space::full("write", &path, &error)
+    }
+
+    /// Creating segment `id` failed. Out of space, what was created of it is deleted and the
+    /// head stays as it is (sealed: the next append tries again); any other failure poisons.
+    fn failed_create(&mut self, id: SegmentId, error: StoreError) -> StoreError {
+        let out_of_space =
+            matches!(&error, StoreError::Io { source, .. } if space::is_out_of_space(source));
+        if !out_of_space {
+            return self.poison.set(error);
+        }
+        match segment::remove(&self.dir, id) {
+            Ok(()) => {}
+            Err(StoreError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {}
+            Err(removal) => return self.poison.set(removal),
+        }
+        let path = id.path_in(&self.dir);
+        StoreError::Full {
+            detail: format!("cannot create {}: {error}", path.display()),
+        }
     }
 }
 
@@ -335,6 +378,10 @@ impl Storage for FileStorage {
 
     fn compact(&mut self) -> Result<CompactionReport, StoreError> {
         self.compact_step()
+    }
+
+    fn check_room(&mut self) -> Result<(), StoreError> {
+        space::check_room(&self.dir)
     }
 
     /// Tops the head's zeros up to `PREALLOCATE_AHEAD` past its data (never past

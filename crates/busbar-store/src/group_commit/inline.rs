@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use super::Completion;
+use super::health::Health;
 use super::stats::CommitStats;
 use crate::error::StoreError;
 use crate::record::Record;
@@ -23,13 +24,15 @@ pub(super) trait CommitNow: Send + Sync {
 pub(super) struct InlineStore<S> {
     storage: Mutex<Option<S>>,
     stats: Arc<CommitStats>,
+    health: Arc<Health>,
 }
 
 impl<S> InlineStore<S> {
-    pub(super) fn new(storage: S, stats: Arc<CommitStats>) -> Self {
+    pub(super) fn new(storage: S, stats: Arc<CommitStats>, health: Arc<Health>) -> Self {
         InlineStore {
             storage: Mutex::new(Some(storage)),
             stats,
+            health,
         }
     }
 
@@ -56,6 +59,9 @@ impl<S: Storage> CommitNow for InlineStore<S> {
                 Ok(last)
             }),
         };
+        if let Err(error) = &outcome {
+            self.health.record_failure(error);
+        }
         // Called after the lock is released: a completion may submit again.
         completion(outcome);
     }

@@ -1,0 +1,24 @@
+//! Why a send is refused before it touches the entity: a server-busy fault a test injected, or
+//! a store that takes no new messages (its disk is full, or it failed).
+
+use busbar_store::{StoreCondition, StoreError};
+
+use super::{EntityTask, store_error};
+use crate::errors::BrokerError;
+
+impl EntityTask {
+    /// The refusal of the next send, if it is to be refused.
+    pub(super) fn send_refusal(&mut self) -> Option<BrokerError> {
+        if self.faults.refuse_send() {
+            return Some(BrokerError::ServerBusy);
+        }
+        if !self.store.refuses_new_messages() {
+            return None;
+        }
+        match self.store.condition() {
+            StoreCondition::Healthy => None,
+            StoreCondition::Full(detail) => Some(store_error(StoreError::Full { detail })),
+            StoreCondition::Failed(reason) => Some(BrokerError::StoreUnavailable { reason }),
+        }
+    }
+}
