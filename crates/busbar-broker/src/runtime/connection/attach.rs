@@ -168,6 +168,8 @@ impl BrokerConnection {
                     mode,
                     sent: 0,
                     unsettled: HashMap::new(),
+                    credit_limit: 0,
+                    granted_limit: 0,
                 };
                 let kind = if sub_queue == SubQueue::Main && is_session_receiver(request) {
                     LinkKind::AcceptingSession(Box::new(AcceptingSession {

@@ -12,6 +12,7 @@ mod settlements;
 mod transactional_work;
 mod transactions;
 mod transfers;
+mod unsettled_cap;
 
 pub(crate) use transfers::{client_send, store_routed};
 
@@ -46,6 +47,11 @@ struct ReceiveLink {
     sent: u32,
     /// Peek-locked deliveries not settled yet.
     unsettled: HashMap<DeliveryId, LockToken>,
+    /// The client's credit as a limit on `sent` (wrapping), from its last flow.
+    credit_limit: u32,
+    /// The limit last given to the entity: the client's, unless the unsettled deliveries were
+    /// at their cap ([`unsettled_cap`]).
+    granted_limit: u32,
 }
 
 /// Which node a request link talks to.
@@ -283,6 +289,9 @@ impl ConnectionHandler for BrokerConnection {
                 mode,
             } => self.deliver(link, *delivery, mode, connection),
             ConnectionCommand::DrainDone(link) => {
+                if let Some(LinkKind::Receiver(receiver)) = self.links.get_mut(&link) {
+                    receiver.drained();
+                }
                 // The link may be gone; then there is nothing to drain.
                 let _ = connection.finish_drain(link);
             }

@@ -16,13 +16,15 @@ use bytes::Bytes;
 use super::attach::SEND_CREDIT;
 use super::settlements::Settlement;
 use super::transactions::{SendAnswer, transaction_of};
-use super::{BrokerConnection, LinkKind};
+use super::{BrokerConnection, LinkKind, ReceiveLink};
 use crate::address::EntityPath;
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::AtomicSend;
 use crate::runtime::entity_task::session_error;
 use crate::runtime::inbound::messages_of_transfer;
-use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, HoldJoin, Reply, post_entity};
+use crate::runtime::mailbox::{
+    ConnectionCommand, EntityCommand, HoldJoin, Mailbox, ReceiverKey, Reply, post_entity,
+};
 use crate::runtime::management::{Operation, OperationResult};
 use crate::runtime::outbound::{delivered_message, lock_tag};
 use crate::runtime::registry::{EntityHandle, Registry, Resolved};
@@ -157,19 +159,23 @@ impl BrokerConnection {
         let key = self.receiver_key(link);
         let mailbox = self.mailbox.clone();
         match self.links.get_mut(&link) {
-            Some(LinkKind::Receiver(receiver)) => post_entity(
-                &receiver.entity.inbox,
-                EntityCommand::Flow {
-                    receiver: key,
-                    sub_queue: receiver.sub_queue,
-                    mode: receiver.mode,
-                    limit: receiver.sent.wrapping_add(credit),
-                    drain,
-                    mailbox,
-                },
-            ),
+            Some(LinkKind::Receiver(receiver)) => {
+                let limit = receiver.take_credit(credit);
+                post_flow(receiver, key, limit, drain, mailbox);
+            }
             Some(LinkKind::Replies(_)) => self.flush_replies(link, connection),
             _ => {}
+        }
+    }
+
+    /// Gives the entity the credit the unsettled cap held back, once settlements on `link`
+    /// made room.
+    fn grant_held_back_credit(&mut self, link: LinkId) {
+        let key = self.receiver_key(link);
+        if let Some(LinkKind::Receiver(receiver)) = self.links.get_mut(&link)
+            && let Some(limit) = receiver.more_credit()
+        {
+            post_flow(receiver, key, limit, false, self.mailbox.clone());
         }
     }
 
@@ -291,6 +297,7 @@ impl BrokerConnection {
                 },
             );
         }
+        self.grant_held_back_credit(link);
         if unknown && !update.settled {
             let echo = self.settle_echo(link, &state, Err(BrokerError::MessageLockLost));
             let _ = connection.send_disposition(link, update.first, update.first, true, Some(echo));
@@ -425,4 +432,19 @@ pub(super) fn size_exceeded(
         size,
         limit,
     })
+}
+
+/// Gives `receiver`'s entity the absolute `limit` on its deliveries.
+fn post_flow(receiver: &ReceiveLink, key: ReceiverKey, limit: u32, drain: bool, mailbox: Mailbox) {
+    post_entity(
+        &receiver.entity.inbox,
+        EntityCommand::Flow {
+            receiver: key,
+            sub_queue: receiver.sub_queue,
+            mode: receiver.mode,
+            limit,
+            drain,
+            mailbox,
+        },
+    );
 }
