@@ -32,7 +32,11 @@ async fn a_receive_link_holds_at_most_5000_unsettled_deliveries() {
     let mut sender = step(Sender::attach(&mut session, "sender", "q"))
         .await
         .unwrap();
-    send_all(&mut sender, (0..MAX_UNSETTLED + 100).map(|n| format!("m{n}"))).await;
+    send_all(
+        &mut sender,
+        (0..MAX_UNSETTLED + 100).map(|n| format!("m{n}")),
+    )
+    .await;
 
     // Credit for all and more, never settling: the link gets the cap's worth.
     let mut greedy = peek_lock_receiver(&mut session, "greedy", "q", 8_000).await;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::BenchError;
+use crate::slow_handshakes::{Opening, SlowHandshakeOptions};
 use crate::transactions::TransactionOptions;
 
 /// The usage text of `--help`.
@@ -21,6 +22,11 @@ Usage:
                                   handlers (default 1, each on its own connection) receive a
                                   message, complete it and send it back in one transaction;
                                   committed round trips/s and their latency [queue bench-0, 10 s]
+  busbar-bench slow-handshakes --address HOST:PORT [--connections N] [--seconds S]
+                               [--send nothing|amqp-header|sasl-header]
+                                  N connections (default 200) send only that (default
+                                  amqp-header) and fall silent; how many the broker still holds
+                                  open, second by second [20 s]
   busbar-bench machine-probe DIR  what a write + fdatasync costs on the disk under DIR (200 B
                                   and 4 KiB) and a round trip between two threads: the state
                                   of the machine, which moves durable and 1-in-flight figures
@@ -54,6 +60,8 @@ pub(crate) enum Command {
     Run(RunOptions),
     /// Run transactional handlers against a broker.
     Transactions(TransactionOptions),
+    /// Watch connections that never finish their handshake.
+    SlowHandshakes(SlowHandshakeOptions),
     /// Compare saved reports.
     Compare {
         /// Reports of Busbar runs.
@@ -115,6 +123,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, BenchError> {
         "busbar-config" => no_more(rest, Command::BusbarConfig),
         "run" => parse_run(rest).map(Command::Run),
         "transactions" => parse_transactions(rest).map(Command::Transactions),
+        "slow-handshakes" => parse_slow_handshakes(rest).map(Command::SlowHandshakes),
         "compare" => parse_compare(rest),
         "machine-probe" => match rest {
             [dir] => Ok(Command::MachineProbe(PathBuf::from(dir))),
@@ -199,6 +208,35 @@ fn parse_transactions(args: &[String]) -> Result<TransactionOptions, BenchError>
         return Err(usage(
             "transactions needs --url amqp://USER:PASS@HOST:PORT".into(),
         ));
+    }
+    Ok(options)
+}
+
+fn parse_slow_handshakes(args: &[String]) -> Result<SlowHandshakeOptions, BenchError> {
+    let mut options = SlowHandshakeOptions {
+        address: String::new(),
+        connections: 200,
+        seconds: 20,
+        opening: Opening::AmqpHeader,
+    };
+    let mut flags = Flags::new(args);
+    while let Some(flag) = flags.next_flag() {
+        match flag.as_str() {
+            "--address" => options.address = flags.value("--address")?,
+            "--connections" => {
+                options.connections = number(&flags.value("--connections")?, "--connections")?;
+            }
+            "--seconds" => options.seconds = number(&flags.value("--seconds")?, "--seconds")?,
+            "--send" => {
+                let text = flags.value("--send")?;
+                options.opening = Opening::parse(&text)
+                    .ok_or_else(|| usage(format!("--send {text:?} is not one of the choices")))?;
+            }
+            other => return Err(usage(format!("unknown argument {other:?}"))),
+        }
+    }
+    if options.address.is_empty() {
+        return Err(usage("slow-handshakes needs --address HOST:PORT".into()));
     }
     Ok(options)
 }

@@ -10,6 +10,7 @@ mod machine;
 mod probe;
 mod report;
 mod scenario;
+mod slow_handshakes;
 mod transactions;
 mod transport;
 
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
         }
         Command::Run(options) => run(options),
         Command::Transactions(options) => runtime()?.block_on(transactions::run(options)),
+        Command::SlowHandshakes(options) => runtime()?.block_on(slow_handshakes::run(options)),
         Command::Compare { ours, peer } => compare(&ours, &peer),
     });
     match outcome {
