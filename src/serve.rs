@@ -16,11 +16,13 @@ use busbar_gateway::{Gateway, Limits, Stopping};
 use busbar_broker::config::Config;
 use busbar_broker::runtime::{self, Clock, RuntimeError};
 use busbar_store::{FileOptions, FileStorage, MemoryStorage, Storage, StoreError};
+use busbar_store_postgres::DatabaseUrl;
 use tokio::net::TcpListener;
+use tokio::runtime::Runtime;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::active_node::take_over;
+use crate::active_node::{ActiveNode, Backoff, take_over};
 use crate::admin::{self, BrokerNamespace};
 use crate::cli::{DEFAULT_DATA_DIR, ServeOptions, StorageChoice};
 use crate::gateway::{self, BrokerDispatch, WebSocketAmqp};
@@ -46,8 +48,8 @@ pub(crate) enum ServeError {
     /// The storage could not be opened.
     #[error("cannot open the storage: {0}")]
     Storage(#[from] StoreError),
-    /// The storage failed while serving; the broker stopped (a standby or a restart recovers
-    /// from the database).
+    /// The storage failed (or the lease was lost) while serving; the broker stopped serving
+    /// (for PostgreSQL it then takes the lease again and recovers from the database).
     #[error("the storage failed, stopped serving: {0}")]
     StorageFailed(StoreError),
     /// The broker failed.
@@ -70,12 +72,81 @@ pub(crate) fn serve(config: &Config, options: &ServeOptions) -> Result<(), Serve
             let storage = FileStorage::open(dir, FileOptions::default())?;
             runtime.block_on(run(config, options, storage, never))
         }
-        StorageChoice::Postgres(url) => {
-            let active = take_over(url)?;
-            let failed = async move { active.failed.await.unwrap_or(StoreError::Closed) };
-            runtime.block_on(run(config, options, active.storage, failed))
+        StorageChoice::Postgres(url) => serve_postgres(&runtime, config, options, url),
+    }
+}
+
+/// Serves as the active node of the database at `url` for as long as it may. When the storage
+/// fails or the lease is lost, it stops serving, gives the lease up and takes it again as a
+/// standby would, reconnecting with backoff while the database cannot be reached (only a
+/// database unreachable at start-up is an error). SIGINT or SIGTERM ends it at any point.
+fn serve_postgres(
+    runtime: &Runtime,
+    config: &Config,
+    options: &ServeOptions,
+    url: &str,
+) -> Result<(), ServeError> {
+    let url = DatabaseUrl::parse(url).map_err(|error| StoreError::Database {
+        operation: "parse the URL",
+        reason: error.to_string(),
+    })?;
+    let mut backoff = Backoff::new();
+    let mut served = false;
+    loop {
+        let taking = {
+            let url = url.clone();
+            runtime.spawn_blocking(move || take_over(&url))
+        };
+        let taken = runtime.block_on(async {
+            tokio::select! {
+                taken = taking => Some(taken),
+                () = stop_signal() => None,
+            }
+        });
+        let ActiveNode {
+            storage,
+            mut failed,
+            lease,
+        } = match taken {
+            None => return Ok(()),
+            Some(Ok(Ok(active))) => active,
+            Some(Ok(Err(ServeError::Storage(error)))) if served => {
+                tracing::warn!(%error, "cannot reach the database; trying again");
+                if !wait_unless_stopped(runtime, backoff.next_wait()) {
+                    return Ok(());
+                }
+                continue;
+            }
+            Some(Ok(Err(error))) => return Err(error),
+            Some(Err(panicked)) => {
+                return Err(ServeError::Runtime(std::io::Error::other(panicked)));
+            }
+        };
+        served = true;
+        backoff.reset();
+        let failed = async move { failed.recv().await.unwrap_or(StoreError::Closed) };
+        let outcome = runtime.block_on(run(config, options, storage, failed));
+        drop(lease);
+        match outcome {
+            Err(ServeError::StorageFailed(error)) => {
+                tracing::warn!(%error, "stopped serving; taking the lease again");
+                if !wait_unless_stopped(runtime, backoff.next_wait()) {
+                    return Ok(());
+                }
+            }
+            other => return other,
         }
     }
+}
+
+/// Waits `wait`, unless SIGINT or SIGTERM comes first: then `false`.
+fn wait_unless_stopped(runtime: &Runtime, wait: std::time::Duration) -> bool {
+    runtime.block_on(async {
+        tokio::select! {
+            () = tokio::time::sleep(wait) => true,
+            () = stop_signal() => false,
+        }
+    })
 }
 
 /// Serves `storage` until SIGINT or SIGTERM, or until `failed` resolves (the storage can no

@@ -3,8 +3,9 @@
 //! while an independent fe2o3-amqp client sends and completes (nothing acknowledged lost,
 //! nothing completed back, takeover time printed) and while the Python SDK streams a session's
 //! messages and changes its state (`tests/python/failover_postgres.py`: order and state kept,
-//! the SDK's retries carry the sender across); and a clear error when the database cannot be
-//! reached.
+//! the SDK's retries carry the sender across); the active node reconnecting after a database
+//! outage (`postgres_e2e/outage.rs`); and a clear error when the database cannot be reached at
+//! start-up.
 
 #![allow(clippy::unwrap_used)]
 
@@ -27,6 +28,8 @@ use support::scratch_dir;
 
 #[path = "postgres_e2e/failover.rs"]
 mod failover;
+#[path = "postgres_e2e/outage.rs"]
+mod outage;
 
 /// A guard against a hung broker or client: the two cases take about twenty seconds.
 const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);

@@ -27,9 +27,15 @@ pub async fn connect(
     broker: &Broker,
     container_id: &str,
 ) -> (ConnectionHandle<()>, SessionHandle<()>) {
-    let mut connection = step(Connection::open(container_id, broker.url().as_str()))
-        .await
-        .unwrap();
+    connect_url(&broker.url(), container_id).await
+}
+
+/// A connection to the fe2o3 `url` and one session on it.
+pub async fn connect_url(
+    url: &str,
+    container_id: &str,
+) -> (ConnectionHandle<()>, SessionHandle<()>) {
+    let mut connection = step(Connection::open(container_id, url)).await.unwrap();
     let session = step(Session::begin(&mut connection)).await.unwrap();
     (connection, session)
 }

@@ -57,11 +57,9 @@ impl PostgresNode {
 
     /// Waits until the node serves and returns it as a [`Broker`].
     pub fn serving(mut self, within: Duration) -> Broker {
-        let port_of = |line: String| line.rsplit(':').next().unwrap().parse().unwrap();
-        let line = self.next_line_matching(within, |line| line.starts_with("listening on "));
-        let port = port_of(line);
+        let port = self.wait_serving(within);
         let line = self.next_line_matching(within, |line| line.starts_with("admin listening on "));
-        let admin_port = port_of(line);
+        let admin_port = port_of(&line);
         Broker {
             child: self.child.take().unwrap(),
             port,
@@ -69,6 +67,12 @@ impl PostgresNode {
             data_dir: None,
             config: Some(self.config.clone()),
         }
+    }
+
+    /// Waits until the node serves (again: it stops serving when its database fails) and
+    /// returns its AMQP port.
+    pub fn wait_serving(&mut self, within: Duration) -> u16 {
+        port_of(&self.next_line_matching(within, |line| line.starts_with("listening on ")))
     }
 
     fn next_line_matching(&mut self, within: Duration, wanted: impl Fn(&str) -> bool) -> String {
@@ -94,4 +98,9 @@ impl Drop for PostgresNode {
             let _ = child.wait();
         }
     }
+}
+
+/// The port at the end of a `… listening on HOST:PORT` line.
+fn port_of(line: &str) -> u16 {
+    line.rsplit(':').next().unwrap().parse().unwrap()
 }

@@ -3,6 +3,7 @@
 //! killed node's lease frees itself), and a fencing epoch bumped by every takeover, which each
 //! commit of the holder's storage checks.
 
+use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -70,19 +71,21 @@ impl Lease {
         self.epoch
     }
 
-    /// Checks the lease every `period` on a thread of its own. If its session is gone, the lease
-    /// is taken again on a new connection only if no other node took it meanwhile (same epoch);
-    /// otherwise `on_lost` is called once and the thread ends.
+    /// Checks the lease every `period` on a thread of its own, until the returned watch is
+    /// dropped (which gives the lease up). If its session is gone, the lease is taken again on a
+    /// new connection only if no other node took it meanwhile (same epoch); otherwise `on_lost`
+    /// is called once and the thread ends.
     pub fn watch(
         mut self,
         period: Duration,
         on_lost: impl FnOnce(StoreError) + Send + 'static,
-    ) -> std::io::Result<JoinHandle<()>> {
-        std::thread::Builder::new()
+    ) -> std::io::Result<LeaseWatch> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
             .name("busbar-lease".to_owned())
             .spawn(move || {
-                loop {
-                    std::thread::sleep(period);
+                // Ends (dropping the session, so the lock) once the watch's sender is dropped.
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
                     if self.client.is_valid(period).is_ok() {
                         continue;
                     }
@@ -92,7 +95,11 @@ impl Lease {
                         return;
                     }
                 }
-            })
+            })?;
+        Ok(LeaseWatch {
+            _stop: stop,
+            _thread: thread,
+        })
     }
 
     /// Takes the lock again on a new session, provided the epoch is still ours.
@@ -117,6 +124,14 @@ impl Lease {
         tracing::info!(epoch = current, "took the lease again");
         Ok(())
     }
+}
+
+/// A lease being watched ([`Lease::watch`]). Dropping it gives the lease up: the watcher ends
+/// at once, or after a reconnection in progress, and its session ends with it, which releases
+/// the lock (a new `acquire` meanwhile waits as a standby would).
+pub struct LeaseWatch {
+    _stop: mpsc::Sender<()>,
+    _thread: JoinHandle<()>,
 }
 
 /// Takes the lock (waiting, after calling `on_wait` the first time, while another session holds

@@ -16,6 +16,6 @@ mod statements;
 mod storage;
 mod url;
 
-pub use lease::{Epoch, Lease};
+pub use lease::{Epoch, Lease, LeaseWatch};
 pub use storage::PostgresStorage;
 pub use url::{DatabaseUrl, UrlError};

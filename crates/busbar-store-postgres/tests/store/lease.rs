@@ -5,7 +5,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use busbar_store::{Storage, StoreError};
-use busbar_store_postgres::{DatabaseUrl, Lease, PostgresStorage};
+use busbar_store_postgres::{DatabaseUrl, Lease, LeaseWatch, PostgresStorage};
 
 use crate::pg_server::PgServer;
 use crate::records::insert;
@@ -86,7 +86,7 @@ fn a_holder_whose_session_is_taken_over_is_told_it_lost_the_lease() {
     let active = Lease::acquire(&url, || {}).unwrap();
     let (waited, standby) = acquire_in_background(&url);
     waited.recv_timeout(PROMPTLY).unwrap();
-    let loss = watch_for_loss(active);
+    let (_watch, loss) = watch_for_loss(active);
     terminate_lock_holder(&url);
     let _standby = standby.recv_timeout(PROMPTLY).unwrap().unwrap();
     let error = loss.recv_timeout(PROMPTLY).unwrap();
@@ -98,7 +98,7 @@ fn a_holder_whose_session_drops_takes_the_lease_back_if_nobody_else_did() {
     let url = fresh_database();
     let active = Lease::acquire(&url, || {}).unwrap();
     let epoch = active.epoch();
-    let loss = watch_for_loss(active);
+    let (_watch, loss) = watch_for_loss(active);
     terminate_lock_holder(&url);
     wait_until_the_lock_is_held_again(&url);
     let (waited, newcomer) = acquire_in_background(&url);
@@ -113,15 +113,16 @@ fn a_holder_whose_session_drops_takes_the_lease_back_if_nobody_else_did() {
     assert_eq!(client_epoch, epoch.value());
 }
 
-/// Watches `lease` every 50 ms; the receiver gets the error if it is lost.
-fn watch_for_loss(lease: Lease) -> mpsc::Receiver<StoreError> {
+/// Watches `lease` every 50 ms (until the watch is dropped); the receiver gets the error if it
+/// is lost.
+fn watch_for_loss(lease: Lease) -> (LeaseWatch, mpsc::Receiver<StoreError>) {
     let (lost, loss) = mpsc::channel();
-    lease
+    let watch = lease
         .watch(Duration::from_millis(50), move |error| {
             lost.send(error).unwrap()
         })
         .unwrap();
-    loss
+    (watch, loss)
 }
 
 /// Polls until a new session holds the advisory lock (the watcher took it back).

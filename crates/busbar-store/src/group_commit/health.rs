@@ -83,7 +83,7 @@ impl Health {
         {
             return;
         }
-        tracing::error!(%error, "the storage failed: nothing more is acknowledged until a restart");
+        tracing::error!(%error, "the storage failed and acknowledges nothing more");
         *self.detail() = error.to_string();
         self.state.store(FAILED, Ordering::Release);
     }
