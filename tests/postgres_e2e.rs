@@ -4,7 +4,8 @@
 //! nothing completed back, takeover time printed) and while the Python SDK streams a session's
 //! messages and changes its state (`tests/python/failover_postgres.py`: order and state kept,
 //! the SDK's retries carry the sender across); the active node reconnecting after a database
-//! outage (`postgres_e2e/outage.rs`); and a clear error when the database cannot be reached at
+//! outage (`postgres_e2e/outage.rs`); a paused active node replaced and fenced
+//! (`postgres_e2e/paused.rs`); and a clear error when the database cannot be reached at
 //! start-up.
 
 #![allow(clippy::unwrap_used)]
@@ -30,6 +31,8 @@ use support::scratch_dir;
 mod failover;
 #[path = "postgres_e2e/outage.rs"]
 mod outage;
+#[path = "postgres_e2e/paused.rs"]
+mod paused;
 
 /// A guard against a hung broker or client: the two cases take about twenty seconds.
 const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);

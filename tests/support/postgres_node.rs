@@ -47,6 +47,11 @@ impl PostgresNode {
         }
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
     /// Waits for the standby line; fails if the node serves (or exits) first.
     pub fn expect_standby(&mut self, within: Duration) {
         let line = self.next_line_matching(within, |line| {

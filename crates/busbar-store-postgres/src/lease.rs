@@ -15,6 +15,11 @@ use crate::url::{DatabaseUrl, database_error};
 
 /// The advisory lock's key: one per schema, so deployments in different schemas do not meet.
 const LOCK_KEY: &str = "hashtext('busbar-lease:' || current_schema())::bigint";
+/// How long the lease's session may sit idle before PostgreSQL ends it. The active node checks
+/// its session every second; a node that stops doing so — paused (SIGSTOP, a frozen virtual
+/// machine), its socket still open — loses the lock after this, so a standby takes over, and
+/// the paused node's commits fail the epoch check when it resumes.
+const LEASE_IDLE_TIMEOUT: &str = "10s";
 /// How long a node keeps trying to reach the database again after losing its connection.
 const RECONNECT_PATIENCE: Duration = Duration::from_secs(30);
 
@@ -44,7 +49,7 @@ impl Lease {
     /// at once); a connection lost while waiting or taking the lease is made again with backoff,
     /// and the lease taken from the start (the lock died with the old session).
     pub fn acquire(url: &DatabaseUrl, on_wait: impl FnOnce()) -> Result<Lease, StoreError> {
-        let mut client = url.connect()?;
+        let mut client = lease_session(url.connect()?)?;
         migrate(&mut client)?;
         let mut on_wait = Some(on_wait);
         loop {
@@ -59,7 +64,7 @@ impl Lease {
                 }
                 Err(error) if client.is_closed() => {
                     tracing::warn!(%error, "lost the database connection while taking the lease");
-                    client = url.reconnect(RECONNECT_PATIENCE)?;
+                    client = lease_session(url.reconnect(RECONNECT_PATIENCE)?)?;
                 }
                 Err(error) => return Err(error),
             }
@@ -104,7 +109,7 @@ impl Lease {
 
     /// Takes the lock again on a new session, provided the epoch is still ours.
     fn regain(&mut self) -> Result<(), StoreError> {
-        let mut client = self.url.reconnect(RECONNECT_PATIENCE)?;
+        let mut client = lease_session(self.url.reconnect(RECONNECT_PATIENCE)?)?;
         let current = current_epoch(&mut client)?;
         if current != self.epoch.0 || !try_lock(&mut client)? {
             return Err(StoreError::LeaseLost {
@@ -124,6 +129,16 @@ impl Lease {
         tracing::info!(epoch = current, "took the lease again");
         Ok(())
     }
+}
+
+/// `client` made a lease session: ended by PostgreSQL once idle for [`LEASE_IDLE_TIMEOUT`].
+fn lease_session(mut client: Client) -> Result<Client, StoreError> {
+    client
+        .batch_execute(&format!(
+            "SET idle_session_timeout = '{LEASE_IDLE_TIMEOUT}'"
+        ))
+        .map_err(|error| database_error("configure the lease session", &error))?;
+    Ok(client)
 }
 
 /// A lease being watched ([`Lease::watch`]). Dropping it gives the lease up: the watcher ends
