@@ -11,7 +11,9 @@ use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::messaging::Outcome;
 
 use crate::pg_server::PgServer;
-use crate::support::client::{connect_url, drain_until, peek_lock_receiver, step};
+use crate::support::client::{
+    connect_url, drain_until, peek_lock_receiver, send_accepted, step, url_of_port,
+};
 use crate::support::postgres_node::PostgresNode;
 use crate::support::{scratch_dir, write_config};
 
@@ -21,10 +23,6 @@ const ACKED: usize = 20;
 const START: Duration = Duration::from_secs(30);
 const RECONNECT_LIMIT: Duration = Duration::from_secs(60);
 const UNANSWERED: Duration = Duration::from_secs(5);
-
-fn url(port: u16) -> String {
-    format!("amqp://RootManageSharedAccessKey:SAS_KEY_VALUE@127.0.0.1:{port}")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_active_node_reconnects_after_a_database_outage_losing_nothing() {
@@ -42,15 +40,14 @@ async fn the_active_node_reconnects_after_a_database_outage_losing_nothing() {
     let mut node = PostgresNode::start(&config, &database_url, &dir.join("a"), port);
     assert_eq!(node.wait_serving(START), port);
 
-    let (_connection, mut session) = connect_url(&url(port), "before").await;
+    let (_connection, mut session) = connect_url(&url_of_port(port), "before").await;
     let mut sender = step(Sender::attach(&mut session, "sender", QUEUE))
         .await
         .unwrap();
     let mut acked = BTreeSet::new();
     for index in 0..ACKED {
         let body = format!("m-{index}");
-        let outcome = step(sender.send(body.clone())).await.unwrap();
-        assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+        send_accepted(&mut sender, &body).await;
         acked.insert(body);
     }
 
@@ -72,12 +69,11 @@ async fn the_active_node_reconnects_after_a_database_outage_losing_nothing() {
 
     server.psql(&format!("ALTER DATABASE {database} ALLOW_CONNECTIONS true"));
     assert_eq!(node.wait_serving(RECONNECT_LIMIT), port);
-    let (_connection, mut session) = connect_url(&url(port), "after").await;
+    let (_connection, mut session) = connect_url(&url_of_port(port), "after").await;
     let mut sender = step(Sender::attach(&mut session, "sender", QUEUE))
         .await
         .unwrap();
-    let outcome = step(sender.send("end".to_owned())).await.unwrap();
-    assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+    send_accepted(&mut sender, "end").await;
     let mut receiver = peek_lock_receiver(&mut session, "receiver", QUEUE, 10).await;
     let found = drain_until(&mut receiver, "end").await;
     assert!(

@@ -11,7 +11,9 @@ use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::messaging::Outcome;
 
 use crate::pg_server::PgServer;
-use crate::support::client::{connect_url, drain_until, peek_lock_receiver, step};
+use crate::support::client::{
+    connect_url, drain_until, peek_lock_receiver, send_accepted, step, url_of_port,
+};
 use crate::support::postgres_node::PostgresNode;
 use crate::support::{scratch_dir, write_config};
 
@@ -20,10 +22,6 @@ const QUEUE: &str = "q";
 const START: Duration = Duration::from_secs(30);
 const TAKEOVER_LIMIT: Duration = Duration::from_secs(40);
 const UNANSWERED: Duration = Duration::from_secs(10);
-
-fn url(port: u16) -> String {
-    format!("amqp://RootManageSharedAccessKey:SAS_KEY_VALUE@127.0.0.1:{port}")
-}
 
 fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")
@@ -43,31 +41,31 @@ async fn a_paused_active_node_is_replaced_and_writes_nothing_when_it_resumes() {
     let mut new = PostgresNode::start(&config, &database_url, &dir.join("b"), 0);
     new.expect_standby(START);
 
-    let (_connection, mut session) = connect_url(&url(old_port), "before").await;
+    let (_connection, mut session) = connect_url(&url_of_port(old_port), "before").await;
     let mut stale_sender = step(Sender::attach(&mut session, "sender", QUEUE))
         .await
         .unwrap();
-    let outcome = step(stale_sender.send("before".to_owned())).await.unwrap();
-    assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+    send_accepted(&mut stale_sender, "before").await;
 
     signal(old.pid(), "-STOP");
     let paused = std::time::Instant::now();
     let new_port = new.wait_serving(TAKEOVER_LIMIT);
-    eprintln!("takeover of a paused node: {} ms", paused.elapsed().as_millis());
-    let (_connection, mut session) = connect_url(&url(new_port), "after").await;
+    eprintln!(
+        "takeover of a paused node: {} ms",
+        paused.elapsed().as_millis()
+    );
+    let (_connection, mut session) = connect_url(&url_of_port(new_port), "after").await;
     let mut sender = step(Sender::attach(&mut session, "sender", QUEUE))
         .await
         .unwrap();
-    let outcome = step(sender.send("after".to_owned())).await.unwrap();
-    assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+    send_accepted(&mut sender, "after").await;
 
     signal(old.pid(), "-CONT");
     let stale = tokio::time::timeout(UNANSWERED, stale_sender.send("stale".to_owned())).await;
     assert!(!matches!(stale, Ok(Ok(Outcome::Accepted(_)))), "{stale:?}");
     old.expect_standby(START);
 
-    let outcome = step(sender.send("end".to_owned())).await.unwrap();
-    assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+    send_accepted(&mut sender, "end").await;
     let mut receiver = peek_lock_receiver(&mut session, "receiver", QUEUE, 10).await;
     let found = drain_until(&mut receiver, "end").await;
     let expected: BTreeSet<String> = ["before", "after"].map(str::to_owned).into();

@@ -8,7 +8,8 @@ use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::link::receiver::CreditMode;
 use fe2o3_amqp::session::SessionHandle;
 use fe2o3_amqp::types::definitions::ReceiverSettleMode;
-use fe2o3_amqp::{Connection, Receiver, Session};
+use fe2o3_amqp::types::messaging::Outcome;
+use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 
 use super::Broker;
 
@@ -28,6 +29,17 @@ pub async fn connect(
     container_id: &str,
 ) -> (ConnectionHandle<()>, SessionHandle<()>) {
     connect_url(&broker.url(), container_id).await
+}
+
+/// The fe2o3 URL of a broker listening on `port` (SASL PLAIN with the emulator key).
+pub fn url_of_port(port: u16) -> String {
+    format!("amqp://RootManageSharedAccessKey:SAS_KEY_VALUE@127.0.0.1:{port}")
+}
+
+/// Sends `body`, failing the test unless the broker accepts it.
+pub async fn send_accepted(sender: &mut Sender, body: &str) {
+    let outcome = step(sender.send(body.to_owned())).await.unwrap();
+    assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
 }
 
 /// A connection to the fe2o3 `url` and one session on it.
