@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
+use crate::crash::CrashOptions;
 use crate::error::BenchError;
 use crate::transactions::TransactionOptions;
 
@@ -21,6 +22,11 @@ Usage:
                                   handlers (default 1, each on its own connection) receive a
                                   message, complete it and send it back in one transaction;
                                   committed round trips/s and their latency [queue bench-0, 10 s]
+  busbar-bench crash --busbar PATH --dir DIR [--rounds N] [--seed S] [--max-ms M]
+                                  the crash campaign: N rounds [3] of a workload on the broker
+                                  (file storage in DIR, kept across rounds) killed with SIGKILL
+                                  after a random time up to M ms [1500], each restart checked
+                                  against what the client knows; S repeats a schedule [random]
   busbar-bench machine-probe DIR  what a write + fdatasync costs on the disk under DIR (200 B
                                   and 4 KiB) and a round trip between two threads: the state
                                   of the machine, which moves durable and 1-in-flight figures
@@ -54,6 +60,8 @@ pub(crate) enum Command {
     Run(RunOptions),
     /// Run transactional handlers against a broker.
     Transactions(TransactionOptions),
+    /// Run the crash campaign.
+    Crash(CrashOptions),
     /// Compare saved reports.
     Compare {
         /// Reports of Busbar runs.
@@ -115,6 +123,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, BenchError> {
         "busbar-config" => no_more(rest, Command::BusbarConfig),
         "run" => parse_run(rest).map(Command::Run),
         "transactions" => parse_transactions(rest).map(Command::Transactions),
+        "crash" => parse_crash(rest).map(Command::Crash),
         "compare" => parse_compare(rest),
         "machine-probe" => match rest {
             [dir] => Ok(Command::MachineProbe(PathBuf::from(dir))),
@@ -200,6 +209,41 @@ fn parse_transactions(args: &[String]) -> Result<TransactionOptions, BenchError>
             "transactions needs --url amqp://USER:PASS@HOST:PORT".into(),
         ));
     }
+    Ok(options)
+}
+
+fn parse_crash(args: &[String]) -> Result<CrashOptions, BenchError> {
+    let (mut busbar, mut dir) = (None, None);
+    let mut options = CrashOptions {
+        busbar: PathBuf::new(),
+        dir: PathBuf::new(),
+        rounds: 3,
+        seed: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |since| since.as_secs() ^ u64::from(since.subsec_nanos())),
+        max_run: Duration::from_millis(1500),
+    };
+    let mut flags = Flags::new(args);
+    while let Some(flag) = flags.next_flag() {
+        match flag.as_str() {
+            "--busbar" => busbar = Some(PathBuf::from(flags.value("--busbar")?)),
+            "--dir" => dir = Some(PathBuf::from(flags.value("--dir")?)),
+            "--rounds" => options.rounds = number(&flags.value("--rounds")?, "--rounds")?,
+            "--seed" => {
+                let text = flags.value("--seed")?;
+                options.seed = text
+                    .parse()
+                    .map_err(|_| usage(format!("--seed {text:?} is not a number")))?;
+            }
+            "--max-ms" => {
+                options.max_run =
+                    Duration::from_millis(number(&flags.value("--max-ms")?, "--max-ms")?);
+            }
+            other => return Err(usage(format!("unknown argument {other:?}"))),
+        }
+    }
+    options.busbar = busbar.ok_or_else(|| usage("crash needs --busbar PATH".into()))?;
+    options.dir = dir.ok_or_else(|| usage("crash needs --dir DIR".into()))?;
     Ok(options)
 }
 

@@ -4,6 +4,7 @@
 
 mod args;
 mod client;
+mod crash;
 mod entities;
 mod error;
 mod machine;
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
         }
         Command::Run(options) => run(options),
         Command::Transactions(options) => runtime()?.block_on(transactions::run(options)),
+        Command::Crash(options) => crash::run(&options),
         Command::Compare { ours, peer } => compare(&ours, &peer),
     });
     match outcome {
