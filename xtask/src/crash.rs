@@ -10,6 +10,16 @@ use crate::cargo;
 
 const USAGE: &str = "usage: cargo xtask crash [--rounds N] [--seed S] [--max-ms M] [--debug]";
 
+/// Rounds of CI's short campaign (debug build, a few seconds each).
+const CI_ROUNDS: &str = "3";
+
+/// CI's short campaign, on the debug binaries the test step built: `--tests` keeps the
+/// dev-dependencies' features, so cargo reuses that build instead of compiling another.
+pub(crate) fn ci() -> Result<(), String> {
+    cargo(&["build", "--workspace", "--bins", "--tests"], &[])?;
+    campaign("debug", &["--rounds".to_owned(), CI_ROUNDS.to_owned()])
+}
+
 /// Runs `cargo xtask crash`.
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut debug = false;
@@ -31,6 +41,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         build.push("--release");
     }
     cargo(&build, &[])?;
+    campaign(profile, &forwarded)
+}
+
+/// Runs `busbar-bench crash` with the binaries of `profile` in a fresh temporary directory.
+fn campaign(profile: &str, forwarded: &[String]) -> Result<(), String> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or(workspace_root().join("target"), PathBuf::from)
         .join(profile);
@@ -42,7 +57,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .arg(target.join("busbar"))
         .arg("--dir")
         .arg(&dir)
-        .args(&forwarded)
+        .args(forwarded)
         .status()
         .map_err(|e| format!("cannot run busbar-bench: {e}"))?;
     if status.success() {

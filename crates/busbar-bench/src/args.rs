@@ -390,6 +390,22 @@ mod tests {
     }
 
     #[test]
+    fn crash_with_every_flag() {
+        let command =
+            parse_words("crash --busbar bin/busbar --dir /tmp/c --rounds 9 --seed 42 --max-ms 300");
+        assert_eq!(
+            command.unwrap(),
+            Command::Crash(CrashOptions {
+                busbar: "bin/busbar".into(),
+                dir: "/tmp/c".into(),
+                rounds: 9,
+                seed: 42,
+                max_run: Duration::from_millis(300),
+            })
+        );
+    }
+
+    #[test]
     fn errors_name_the_problem() {
         let table = [
             ("run", "run needs --url amqp://USER:PASS@HOST:PORT"),
@@ -407,6 +423,16 @@ mod tests {
             ("compare --peer a.json", "compare needs --ours REPORT.json"),
             ("queue-names x", r#"unexpected argument "x""#),
             ("machine-probe", "machine-probe needs one directory"),
+            ("crash --dir d", "crash needs --busbar PATH"),
+            ("crash --busbar b", "crash needs --dir DIR"),
+            (
+                "crash --busbar b --dir d --rounds 0",
+                r#"--rounds "0" is not a positive number"#,
+            ),
+            (
+                "crash --busbar b --dir d --seed x",
+                r#"--seed "x" is not a number"#,
+            ),
             ("machine-probe a b", "machine-probe needs one directory"),
             ("frobnicate", r#"unknown command "frobnicate""#),
         ];
