@@ -18,7 +18,7 @@ use fe2o3_amqp::types::messaging::{
 use fe2o3_amqp::types::primitives::{Array, OrderedMap, SimpleValue, Symbol, Uuid, Value};
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 
-use crate::client::step;
+use crate::client::{attach_sender, step};
 use crate::error::BenchError;
 
 /// One connection with one session: every workload task has its own, so a kill cuts them all.
@@ -38,15 +38,7 @@ impl Link {
     }
 
     pub(crate) async fn sender(&mut self, name: &str, address: &str) -> Result<Sender, BenchError> {
-        step(
-            "attach sender",
-            Sender::builder()
-                .name(name)
-                .target(address)
-                .sender_settle_mode(SenderSettleMode::Unsettled)
-                .attach(&mut self.session),
-        )
-        .await
+        attach_sender(&mut self.session, name.to_owned(), address).await
     }
 
     /// A peek-lock receiver; `session` locks it to that session of a session-enabled queue.
