@@ -13,10 +13,10 @@ const USAGE: &str = "usage: cargo xtask crash [--rounds N] [--seed S] [--max-ms 
 /// Rounds of CI's short campaign (debug build, a few seconds each).
 const CI_ROUNDS: &str = "3";
 
-/// CI's short campaign, on the debug binaries the test step built: `--tests` keeps the
-/// dev-dependencies' features, so cargo reuses that build instead of compiling another.
+/// CI's short campaign on the debug build: the same targets as the test step, so cargo reuses
+/// its build (with the dev-dependencies' features) and only links the binaries.
 pub(crate) fn ci() -> Result<(), String> {
-    cargo(&["build", "--workspace", "--bins", "--tests"], &[])?;
+    cargo(&["build", "--workspace", "--all-targets"], &[])?;
     campaign("debug", &["--rounds".to_owned(), CI_ROUNDS.to_owned()])
 }
 
