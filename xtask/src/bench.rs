@@ -95,7 +95,7 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
 }
 
 /// The workspace root (xtask lives one level below it).
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest
         .parent()

@@ -5,6 +5,7 @@ use std::process::{Command, ExitCode};
 
 mod bench;
 mod ci;
+mod crash;
 mod fuzz;
 
 fn main() -> ExitCode {
@@ -14,8 +15,9 @@ fn main() -> ExitCode {
         Some("loom") => ci::loom(),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("crash") => crash::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci | loom | fuzz | bench>");
+            eprintln!("usage: cargo xtask <ci | loom | fuzz | bench | crash>");
             eprintln!(
                 "  ci    fmt, clippy -D warnings, tests (benches in test mode), docs, boundary checks"
             );
@@ -23,6 +25,10 @@ fn main() -> ExitCode {
             eprintln!("  fuzz  <target> [--seconds N]: a cargo-fuzz target of fuzz/ (nightly)");
             eprintln!(
                 "  bench [--quick] [--peer rabbitmq] [--storage memory|file|both|none]: load scenarios"
+            );
+            eprintln!(
+                "  crash [--rounds N] [--seed S] [--max-ms M] [--debug]: SIGKILL the broker under load \
+                 N times, each restart checked against what the client knows"
             );
             return ExitCode::from(2);
         }

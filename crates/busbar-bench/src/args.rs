@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
+use crate::crash::CrashOptions;
 use crate::error::BenchError;
 use crate::slow_handshakes::{Opening, SlowHandshakeOptions};
 use crate::transactions::TransactionOptions;
@@ -22,6 +23,11 @@ Usage:
                                   handlers (default 1, each on its own connection) receive a
                                   message, complete it and send it back in one transaction;
                                   committed round trips/s and their latency [queue bench-0, 10 s]
+  busbar-bench crash --busbar PATH --dir DIR [--rounds N] [--seed S] [--max-ms M]
+                                  the crash campaign: N rounds [3] of a workload on the broker
+                                  (file storage in DIR, kept across rounds) killed with SIGKILL
+                                  after a random time up to M ms [1500], each restart checked
+                                  against what the client knows; S repeats a schedule [random]
   busbar-bench slow-handshakes --address HOST:PORT [--connections N] [--seconds S]
                                [--send nothing|amqp-header|sasl-header]
                                   N connections (default 200) send only that (default
@@ -62,6 +68,8 @@ pub(crate) enum Command {
     Transactions(TransactionOptions),
     /// Watch connections that never finish their handshake.
     SlowHandshakes(SlowHandshakeOptions),
+    /// Run the crash campaign.
+    Crash(CrashOptions),
     /// Compare saved reports.
     Compare {
         /// Reports of Busbar runs.
@@ -124,6 +132,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, BenchError> {
         "run" => parse_run(rest).map(Command::Run),
         "transactions" => parse_transactions(rest).map(Command::Transactions),
         "slow-handshakes" => parse_slow_handshakes(rest).map(Command::SlowHandshakes),
+        "crash" => parse_crash(rest).map(Command::Crash),
         "compare" => parse_compare(rest),
         "machine-probe" => match rest {
             [dir] => Ok(Command::MachineProbe(PathBuf::from(dir))),
@@ -209,6 +218,41 @@ fn parse_transactions(args: &[String]) -> Result<TransactionOptions, BenchError>
             "transactions needs --url amqp://USER:PASS@HOST:PORT".into(),
         ));
     }
+    Ok(options)
+}
+
+fn parse_crash(args: &[String]) -> Result<CrashOptions, BenchError> {
+    let (mut busbar, mut dir) = (None, None);
+    let mut options = CrashOptions {
+        busbar: PathBuf::new(),
+        dir: PathBuf::new(),
+        rounds: 3,
+        seed: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |since| since.as_secs() ^ u64::from(since.subsec_nanos())),
+        max_run: Duration::from_millis(1500),
+    };
+    let mut flags = Flags::new(args);
+    while let Some(flag) = flags.next_flag() {
+        match flag.as_str() {
+            "--busbar" => busbar = Some(PathBuf::from(flags.value("--busbar")?)),
+            "--dir" => dir = Some(PathBuf::from(flags.value("--dir")?)),
+            "--rounds" => options.rounds = number(&flags.value("--rounds")?, "--rounds")?,
+            "--seed" => {
+                let text = flags.value("--seed")?;
+                options.seed = text
+                    .parse()
+                    .map_err(|_| usage(format!("--seed {text:?} is not a number")))?;
+            }
+            "--max-ms" => {
+                options.max_run =
+                    Duration::from_millis(number(&flags.value("--max-ms")?, "--max-ms")?);
+            }
+            other => return Err(usage(format!("unknown argument {other:?}"))),
+        }
+    }
+    options.busbar = busbar.ok_or_else(|| usage("crash needs --busbar PATH".into()))?;
+    options.dir = dir.ok_or_else(|| usage("crash needs --dir DIR".into()))?;
     Ok(options)
 }
 
@@ -384,6 +428,22 @@ mod tests {
     }
 
     #[test]
+    fn crash_with_every_flag() {
+        let command =
+            parse_words("crash --busbar bin/busbar --dir /tmp/c --rounds 9 --seed 42 --max-ms 300");
+        assert_eq!(
+            command.unwrap(),
+            Command::Crash(CrashOptions {
+                busbar: "bin/busbar".into(),
+                dir: "/tmp/c".into(),
+                rounds: 9,
+                seed: 42,
+                max_run: Duration::from_millis(300),
+            })
+        );
+    }
+
+    #[test]
     fn errors_name_the_problem() {
         let table = [
             ("run", "run needs --url amqp://USER:PASS@HOST:PORT"),
@@ -401,6 +461,16 @@ mod tests {
             ("compare --peer a.json", "compare needs --ours REPORT.json"),
             ("queue-names x", r#"unexpected argument "x""#),
             ("machine-probe", "machine-probe needs one directory"),
+            ("crash --dir d", "crash needs --busbar PATH"),
+            ("crash --busbar b", "crash needs --dir DIR"),
+            (
+                "crash --busbar b --dir d --rounds 0",
+                r#"--rounds "0" is not a positive number"#,
+            ),
+            (
+                "crash --busbar b --dir d --seed x",
+                r#"--seed "x" is not a number"#,
+            ),
             ("machine-probe a b", "machine-probe needs one directory"),
             ("frobnicate", r#"unknown command "frobnicate""#),
         ];

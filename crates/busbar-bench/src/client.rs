@@ -158,15 +158,7 @@ impl Client {
 
     /// Attaches a sender to `address`.
     pub(crate) async fn sender(&mut self, address: &str) -> Result<Sender, BenchError> {
-        step(
-            "attach sender",
-            Sender::builder()
-                .name(format!("send-{address}"))
-                .target(address)
-                .sender_settle_mode(SenderSettleMode::Unsettled)
-                .attach(&mut self.session),
-        )
-        .await
+        attach_sender(&mut self.session, format!("send-{address}"), address).await
     }
 
     /// Attaches a receiver to `address` with `credit` kept topped up by the client.
@@ -198,6 +190,23 @@ impl Client {
         step("end session", self.session.end()).await?;
         step("close connection", self.connection.close()).await
     }
+}
+
+/// Attaches a sender named `name` to `address`; each send waits for its outcome (unsettled).
+pub(crate) async fn attach_sender(
+    session: &mut SessionHandle<()>,
+    name: String,
+    address: &str,
+) -> Result<Sender, BenchError> {
+    step(
+        "attach sender",
+        Sender::builder()
+            .name(name)
+            .target(address)
+            .sender_settle_mode(SenderSettleMode::Unsettled)
+            .attach(session),
+    )
+    .await
 }
 
 /// What a producer sends.

@@ -4,6 +4,7 @@
 
 mod args;
 mod client;
+mod crash;
 mod entities;
 mod error;
 mod machine;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         Command::Run(options) => run(options),
         Command::Transactions(options) => runtime()?.block_on(transactions::run(options)),
         Command::SlowHandshakes(options) => runtime()?.block_on(slow_handshakes::run(options)),
+        Command::Crash(options) => crash::run(&options),
         Command::Compare { ours, peer } => compare(&ours, &peer),
     });
     match outcome {
