@@ -52,8 +52,9 @@ pub async fn connect_url(
     (connection, session)
 }
 
-/// A peek-lock receiver on `address` keeping `credit` outstanding. Settle mode second: `accept`
-/// waits for the broker's settled echo, i.e. the confirmation.
+/// A peek-lock receiver on `address` keeping `credit` outstanding, in settle mode second. Its
+/// `accept` only sends the disposition, without waiting for the broker's settled echo: a test
+/// that needs a settlement confirmed checks its effect, or settles through `$management`.
 pub async fn peek_lock_receiver(
     session: &mut SessionHandle<()>,
     name: &str,
