@@ -3,6 +3,7 @@
 //! starts the brokers and calls it.
 
 mod args;
+mod backlog_rss;
 mod client;
 mod entities;
 mod error;
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
         }
         Command::Run(options) => run(options),
         Command::Transactions(options) => runtime()?.block_on(transactions::run(options)),
+        Command::BacklogRss(options) => runtime()?.block_on(backlog_rss::run(options)),
         Command::Compare { ours, peer } => compare(&ours, &peer),
     });
     match outcome {
