@@ -256,6 +256,12 @@ impl StoredMessage {
         u64::try_from(self.body.payload.len()).unwrap_or(u64::MAX)
     }
 
+    /// What the message charges to the memory budget: its encoded immutable part, which holds
+    /// the whole AMQP message (the payload is a slice of it).
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        u64::try_from(self.body.encoded.len()).unwrap_or(u64::MAX)
+    }
+
     pub(crate) fn delivery(
         &self,
         sequence: SequenceNumber,
