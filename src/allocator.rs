@@ -1,7 +1,8 @@
 //! The process's allocator: jemalloc, whose background threads purge the pages freed when a
-//! backlog drains and give them back to the system within seconds. glibc's malloc kept most of
-//! them (a 1 GB backlog drained left the broker at 650 MiB; BENCHMARKS.md "Memory after a
-//! backlog drains" compares glibc, glibc with `malloc_trim`, mimalloc and jemalloc).
+//! backlog drains and give them back to the system (on jemalloc's 10 s decay: a drained 1 GB
+//! backlog was back to 24 MiB within 30 s). glibc's malloc kept them (650–1000 MiB after the
+//! same drain; BENCHMARKS.md "Memory after a backlog drains" compares glibc, glibc with
+//! `malloc_trim`, mimalloc and jemalloc).
 
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]

@@ -1,8 +1,9 @@
 //! The memory budget: one byte count shared by every entity of a broker, so that the messages
-//! they hold together stay within a limit. Each sub-queue charges its messages' encoded bytes to
-//! the budget through a [`Charge`] as they are inserted and gives them back as they are removed;
-//! a sub-queue dropped (an entity deleted, a broker stopped) gives back all it held, and a clone
-//! charges its own copy, so the count is right however an entity ends.
+//! they hold together stay within a limit. Each sub-queue charges its messages' bytes (encoded,
+//! plus their bookkeeping) to the budget through a [`Charge`] as they are inserted and gives them
+//! back as they are removed; a sub-queue dropped (an entity deleted, a broker stopped) gives
+//! back all it held, and a clone charges its own copy, so the count is right however an entity
+//! ends.
 
 use std::fmt;
 use std::sync::Arc;

@@ -238,6 +238,11 @@ impl MessageBody {
     }
 }
 
+/// What holding a message costs beyond its encoded bytes: its entries in the sub-queue's
+/// indices, its state and the allocator's rounding. A backlog of 128 B messages grew the
+/// broker's RSS by about 450 bytes per message, of which some 200 were the encoded message.
+const MESSAGE_OVERHEAD_BYTES: u64 = 256;
+
 /// One stored message: its immutable body, its persisted mutable state and its volatile stage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct StoredMessage {
@@ -257,9 +262,10 @@ impl StoredMessage {
     }
 
     /// What the message charges to the memory budget: its encoded immutable part, which holds
-    /// the whole AMQP message (the payload is a slice of it).
+    /// the whole AMQP message (the payload is a slice of it), and what holding it costs besides.
     pub(crate) fn memory_bytes(&self) -> u64 {
-        u64::try_from(self.body.encoded.len()).unwrap_or(u64::MAX)
+        let encoded = u64::try_from(self.body.encoded.len()).unwrap_or(u64::MAX);
+        encoded.saturating_add(MESSAGE_OVERHEAD_BYTES)
     }
 
     pub(crate) fn delivery(

@@ -119,8 +119,8 @@ impl Entity {
         self
     }
 
-    /// Encoded bytes of the messages held in both sub-queues, in every state: what this entity
-    /// charges to its memory budget. O(1).
+    /// Bytes of the messages held in both sub-queues, in every state (encoded, plus their
+    /// bookkeeping): what this entity charges to its memory budget. O(1).
     pub fn memory_bytes(&self) -> u64 {
         self.main.memory_bytes() + self.dead_letter.memory_bytes()
     }

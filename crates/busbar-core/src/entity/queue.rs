@@ -26,7 +26,7 @@ pub(crate) struct Queue {
     expiring: bool,
     /// Payload bytes of every message here, in every stage (what counts toward the quota).
     size_bytes: u64,
-    /// Encoded bytes of every message here, in every stage, charged to the memory budget.
+    /// Bytes of every message here, in every stage, as charged to the memory budget.
     memory: Charge,
     /// Messages deferred and not locked now.
     deferred: usize,
@@ -60,7 +60,7 @@ impl Queue {
         self.memory.move_to(budget);
     }
 
-    /// Encoded bytes of the messages here, as charged to the memory budget. O(1).
+    /// Bytes of the messages here, as charged to the memory budget. O(1).
     pub(crate) fn memory_bytes(&self) -> u64 {
         self.memory.bytes()
     }
