@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use busbar_store_postgres::{DatabaseUrl, UrlError};
 
+use crate::memory_budget;
+
 mod ctl_args;
 
 use ctl_args::{CTL_COMMANDS, parse_ctl};
@@ -39,6 +41,10 @@ Options:
                          one database: one serves, the others print `standby: waiting for
                          the lease` and take over when it dies. Not with --memory or
                          --data-dir
+  --memory-budget <SIZE> Bytes of messages all entities together may hold in memory, e.g.
+                         2GiB, 512MB: past it sends are refused with
+                         amqp:resource-limit-exceeded until receivers take messages
+                         [default: a quarter of the machine's memory, or of the cgroup's limit]
   --listen <ADDR:PORT>   AMQP listen address [default: 127.0.0.1:5672]
   --tls-listen <ADDR:PORT|none>
                          AMQPS listen address, or none for no separate one
@@ -123,6 +129,8 @@ pub(crate) struct ServeOptions {
     pub(crate) tls: Option<TlsFiles>,
     /// `--test-controls`: a virtual clock and fault injection, for test suites.
     pub(crate) test_controls: bool,
+    /// `--memory-budget` in bytes; `None` for the default computed from the machine's memory.
+    pub(crate) memory_budget: Option<u64>,
 }
 
 /// The administration API's own certificate chain and key (`--tls-cert`, `--tls-key`).
@@ -191,6 +199,9 @@ pub(crate) enum CliError {
     /// `--storage` with `--memory` or `--data-dir`.
     #[error("--storage cannot be combined with {0}: each names where messages are kept")]
     StorageCombined(&'static str),
+    /// `--memory-budget` is not a size.
+    #[error("--memory-budget {0:?} is not a size such as 2GiB, 512MB or 1073741824")]
+    InvalidMemoryBudget(String),
     /// `--memory` and `--data-dir` together.
     #[error("--memory and --data-dir cannot be combined: --memory keeps no data directory")]
     MemoryWithDataDir,
@@ -254,6 +265,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
     let mut tls_listen: Option<Option<SocketAddr>> = None;
     let mut tls_cert: Option<PathBuf> = None;
     let mut tls_key: Option<PathBuf> = None;
+    let mut memory_budget: Option<u64> = None;
     while let Some(arg) = args.next() {
         let text = arg
             .to_str()
@@ -316,6 +328,13 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
                 let address = parse_listen(&text.to_string_lossy())?;
                 set_once(&mut listen, "--listen", address)?;
             }
+            "--memory-budget" => {
+                let text = value("--memory-budget", "<SIZE>")?;
+                let text = text.to_string_lossy();
+                let bytes = memory_budget::parse_size(&text)
+                    .ok_or_else(|| CliError::InvalidMemoryBudget(text.into_owned()))?;
+                set_once(&mut memory_budget, "--memory-budget", bytes)?;
+            }
             "--memory" if inline_value.is_some() => {
                 return Err(CliError::UnexpectedValue("--memory"));
             }
@@ -374,6 +393,7 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
         tls_listen,
         tls,
         test_controls,
+        memory_budget,
     }))
 }
 
@@ -426,6 +446,7 @@ mod tests {
             tls_listen: Some(DEFAULT_TLS_LISTEN.parse().unwrap()),
             tls: None,
             test_controls: false,
+            memory_budget: None,
         })
     }
 
@@ -469,6 +490,24 @@ mod tests {
         assert_eq!(
             parse_args(&["--test-controls=yes"]),
             Err(CliError::UnexpectedValue("--test-controls"))
+        );
+    }
+
+    #[test]
+    fn the_memory_budget_is_a_size() {
+        let Ok(Command::Serve(options)) = parse_args(&["--memory-budget", "2GiB"]) else {
+            panic!("not a serve command");
+        };
+        assert_eq!(options.memory_budget, Some(2 << 30));
+        assert_eq!(
+            parse_args(&["--memory-budget=lots"])
+                .unwrap_err()
+                .to_string(),
+            r#"--memory-budget "lots" is not a size such as 2GiB, 512MB or 1073741824"#
+        );
+        assert_eq!(
+            parse_args(&["--memory-budget", "1MB", "--memory-budget", "2MB"]),
+            Err(CliError::Repeated("--memory-budget"))
         );
     }
 

@@ -3,9 +3,11 @@
 
 mod active_node;
 mod admin;
+mod allocator;
 mod cli;
 mod ctl;
 mod gateway;
+mod memory_budget;
 mod serve;
 mod summary;
 
@@ -47,17 +49,23 @@ fn main() -> ExitCode {
 
 fn serve(options: &ServeOptions) -> ExitCode {
     init_logging();
+    allocator::purge_in_background();
     let loaded = match &options.config {
         Some(path) => config::load_file(path),
         None => Ok(Config::emulator_default()),
     };
-    let config = match loaded {
+    let mut config = match loaded {
         Ok(config) => config,
         Err(error) => {
             eprintln!("busbar: {error}");
             return ExitCode::from(EXIT_INVALID_CONFIG);
         }
     };
+    config.memory_budget_bytes = Some(
+        options
+            .memory_budget
+            .unwrap_or_else(memory_budget::default_bytes),
+    );
     tracing::info!(
         namespace = %config.namespace.name,
         queues = config.namespace.queues.len(),

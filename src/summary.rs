@@ -8,6 +8,7 @@ use busbar_broker::auth::{DEFAULT_KEY, DEFAULT_KEY_NAME};
 use busbar_broker::config::{Config, RuleFilter};
 
 use crate::cli::{ServeOptions, StorageChoice};
+use crate::memory_budget;
 
 /// The port SDKs use when the connection string's endpoint names none.
 const AMQP_PORT: u16 = 5672;
@@ -98,6 +99,9 @@ pub(crate) fn describe(config: &Config, options: &ServeOptions) -> String {
         },
     };
     let _ = writeln!(text, "storage: {storage}");
+    if let Some(bytes) = config.memory_budget_bytes {
+        let _ = writeln!(text, "memory budget: {}", memory_budget::describe(bytes));
+    }
     let _ = writeln!(text, "listen: amqp://{}", options.listen);
     text
 }
@@ -154,6 +158,7 @@ mod tests {
             tls_listen: None,
             tls: None,
             test_controls: false,
+            memory_budget: None,
         };
         let text = describe(&Config::emulator_default(), &options);
         assert!(text.contains("configuration: Config.json\n"));
@@ -172,6 +177,7 @@ mod tests {
             tls_listen: None,
             tls: None,
             test_controls: false,
+            memory_budget: None,
         };
         let text = describe(&Config::emulator_default(), &options);
         let expected = "\

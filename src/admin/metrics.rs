@@ -52,6 +52,8 @@ pub(super) async fn snapshot(control: &Control) -> Result<MetricsSnapshot, Contr
         throttled_requests: traffic.throttled_requests,
         store_sync_seconds: histogram(&traffic.store.sync_micros, 1e6),
         store_group_size: histogram(&traffic.store.group_size, 1.0),
+        memory_used_bytes: traffic.memory_used_bytes,
+        memory_budget_bytes: traffic.memory_budget_bytes,
     })
 }
 

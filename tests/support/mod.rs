@@ -134,7 +134,13 @@ impl Broker {
         Broker::spawn_with(config, data_dir, &[])
     }
 
-    fn spawn_with(config: Option<PathBuf>, data_dir: Option<PathBuf>, flags: &[&str]) -> Broker {
+    /// Starts a broker with `config` (or the built-in default), on `data_dir` (or in memory),
+    /// with extra `flags`.
+    pub fn spawn_with(
+        config: Option<PathBuf>,
+        data_dir: Option<PathBuf>,
+        flags: &[&str],
+    ) -> Broker {
         let mut command = Command::new(env!("CARGO_BIN_EXE_busbar"));
         command.args([
             "--listen",

@@ -42,6 +42,10 @@ pub struct MetricsSnapshot {
     pub store_sync_seconds: HistogramSnapshot,
     /// How many submissions each of the store's group commits held.
     pub store_group_size: HistogramSnapshot,
+    /// Bytes of messages the broker holds in memory now.
+    pub memory_used_bytes: u64,
+    /// The broker's memory budget for messages, in bytes.
+    pub memory_budget_bytes: u64,
 }
 
 /// A histogram at one moment.
@@ -257,13 +261,28 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
         "Submissions committed by each of the store's group commits",
         FixedHistogram(snapshot.store_group_size.clone()),
     );
-    let active = Gauge::<i64>::default();
-    active.set(gauge(snapshot.active_connections));
-    registry.register(
-        "servicebus_active_connections",
-        "AMQP connections open now",
-        active,
-    );
+    let broker_gauges = [
+        (
+            "servicebus_active_connections",
+            "AMQP connections open now",
+            snapshot.active_connections,
+        ),
+        (
+            "busbar_memory_used_bytes",
+            "Bytes of messages every entity holds in memory",
+            snapshot.memory_used_bytes,
+        ),
+        (
+            "busbar_memory_budget_bytes",
+            "The memory budget for messages: sends are refused once it is used up",
+            snapshot.memory_budget_bytes,
+        ),
+    ];
+    for (name, help, value) in broker_gauges {
+        let broker_gauge = Gauge::<i64>::default();
+        broker_gauge.set(gauge(value));
+        registry.register(name, help, broker_gauge);
+    }
     let counters = [
         (
             "servicebus_connections_opened",
@@ -324,6 +343,8 @@ mod tests {
             active_connections: 1,
             connections_opened: 5,
             throttled_requests: 2,
+            memory_used_bytes: 4096,
+            memory_budget_bytes: 1 << 30,
             store_sync_seconds: HistogramSnapshot {
                 buckets: vec![(0.001, 3), (0.01, 1), (f64::INFINITY, 0)],
                 sum: 0.0125,
@@ -349,6 +370,8 @@ mod tests {
             "servicebus_connections_opened_total 5".to_owned(),
             "servicebus_connections_closed_total 0".to_owned(),
             "servicebus_throttled_requests_total 2".to_owned(),
+            "busbar_memory_used_bytes 4096".to_owned(),
+            "busbar_memory_budget_bytes 1073741824".to_owned(),
             format!("busbar_lock_renewals_total{entity} 6"),
             format!("busbar_session_locks_lost_total{entity} 2"),
             format!("busbar_inbox_depth{entity} 9"),

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
+use crate::backlog_rss::BacklogOptions;
 use crate::crash::CrashOptions;
 use crate::error::BenchError;
 use crate::slow_handshakes::{Opening, SlowHandshakeOptions};
@@ -33,6 +34,12 @@ Usage:
                                   N connections (default 200) send only that (default
                                   amqp-header) and fall silent; how many the broker still holds
                                   open, second by second [20 s]
+  busbar-bench backlog-rss --url URL --broker-pid PID [--queues A,B] [--megabytes N]
+                          [--message-kib K] [--idle-seconds S] [--label NAME]
+                                  fills the queues with a backlog of N MB of K KiB messages
+                                  (spread evenly), drains it with receive-and-delete and prints
+                                  the broker's RSS at start, peak, full, drained and after S
+                                  idle seconds [bench-0,bench-1; 1024 MB; 64 KiB; 5 s]
   busbar-bench machine-probe DIR  what a write + fdatasync costs on the disk under DIR (200 B
                                   and 4 KiB) and a round trip between two threads: the state
                                   of the machine, which moves durable and 1-in-flight figures
@@ -70,6 +77,8 @@ pub(crate) enum Command {
     SlowHandshakes(SlowHandshakeOptions),
     /// Run the crash campaign.
     Crash(CrashOptions),
+    /// Fill and drain a backlog, reading the broker's RSS.
+    BacklogRss(BacklogOptions),
     /// Compare saved reports.
     Compare {
         /// Reports of Busbar runs.
@@ -133,6 +142,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, BenchError> {
         "transactions" => parse_transactions(rest).map(Command::Transactions),
         "slow-handshakes" => parse_slow_handshakes(rest).map(Command::SlowHandshakes),
         "crash" => parse_crash(rest).map(Command::Crash),
+        "backlog-rss" => parse_backlog(rest).map(Command::BacklogRss),
         "compare" => parse_compare(rest),
         "machine-probe" => match rest {
             [dir] => Ok(Command::MachineProbe(PathBuf::from(dir))),
@@ -281,6 +291,50 @@ fn parse_slow_handshakes(args: &[String]) -> Result<SlowHandshakeOptions, BenchE
     }
     if options.address.is_empty() {
         return Err(usage("slow-handshakes needs --address HOST:PORT".into()));
+    }
+    Ok(options)
+}
+
+fn parse_backlog(args: &[String]) -> Result<BacklogOptions, BenchError> {
+    let mut options = BacklogOptions {
+        url: String::new(),
+        broker_pid: 0,
+        queues: vec!["bench-0".to_owned(), "bench-1".to_owned()],
+        megabytes: 1024,
+        message_kib: 64,
+        idle: Duration::from_secs(5),
+        label: "busbar".to_owned(),
+    };
+    let mut flags = Flags::new(args);
+    while let Some(flag) = flags.next_flag() {
+        match flag.as_str() {
+            "--url" => options.url = flags.value("--url")?,
+            "--broker-pid" => {
+                options.broker_pid = number(&flags.value("--broker-pid")?, "--broker-pid")?;
+            }
+            "--queues" => options.queues = split_list(&flags.value("--queues")?),
+            "--megabytes" => {
+                options.megabytes = number(&flags.value("--megabytes")?, "--megabytes")?;
+            }
+            "--message-kib" => {
+                options.message_kib = number(&flags.value("--message-kib")?, "--message-kib")?;
+            }
+            "--idle-seconds" => {
+                let text = flags.value("--idle-seconds")?;
+                let seconds = text
+                    .parse()
+                    .map_err(|_| usage(format!("--idle-seconds {text:?} is not a number")))?;
+                options.idle = Duration::from_secs(seconds);
+            }
+            "--label" => options.label = flags.value("--label")?,
+            other => return Err(usage(format!("unknown argument {other:?}"))),
+        }
+    }
+    if options.url.is_empty() || options.broker_pid == 0 || options.queues.is_empty() {
+        return Err(usage(
+            "backlog-rss needs --url amqp://USER:PASS@HOST:PORT, --broker-pid PID and a queue"
+                .into(),
+        ));
     }
     Ok(options)
 }

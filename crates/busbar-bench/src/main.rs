@@ -3,6 +3,7 @@
 //! starts the brokers and calls it.
 
 mod args;
+mod backlog_rss;
 mod client;
 mod crash;
 mod entities;
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
         Command::Transactions(options) => runtime()?.block_on(transactions::run(options)),
         Command::SlowHandshakes(options) => runtime()?.block_on(slow_handshakes::run(options)),
         Command::Crash(options) => crash::run(&options),
+        Command::BacklogRss(options) => runtime()?.block_on(backlog_rss::run(options)),
         Command::Compare { ours, peer } => compare(&ours, &peer),
     });
     match outcome {

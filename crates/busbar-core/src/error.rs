@@ -6,7 +6,7 @@ use crate::time::SequenceNumber;
 ///
 /// The broker maps these to AMQP conditions (`LockLost` → `com.microsoft:message-lock-lost`,
 /// `MessageNotFound` → `com.microsoft:message-not-found`, `NotAllowed` → `amqp:not-allowed`,
-/// `QuotaExceeded` → `amqp:resource-limit-exceeded`, …).
+/// `QuotaExceeded` and `MemoryBudgetExceeded` → `amqp:resource-limit-exceeded`, …).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CoreError {
     /// The lock token is unknown, stale (its lock already ended) or its lock has expired.
@@ -31,6 +31,17 @@ pub enum CoreError {
         size: u64,
         /// The quota in bytes.
         max: u64,
+    },
+    /// The messages held by every entity sharing the broker's memory budget have reached its
+    /// limit; nothing more is enqueued anywhere until receivers take some.
+    #[error(
+        "the broker's memory budget for messages is used up: {used} bytes held, {limit} allowed"
+    )]
+    MemoryBudgetExceeded {
+        /// Bytes held when the enqueue was refused.
+        used: u64,
+        /// The budget in bytes.
+        limit: u64,
     },
     /// Stored bytes given to [`Entity::restore`](crate::Entity::restore) are malformed.
     #[error("cannot decode stored entity data: {0}")]

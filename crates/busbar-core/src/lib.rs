@@ -11,6 +11,9 @@
 //! * after a restart, [`Entity::restore`] rebuilds the entity from what the store kept;
 //! * the bytes of stored messages are counted ([`Entity::size_bytes`], O(1)) and enqueues are
 //!   refused once they reach the entity's quota (`MaxSizeInMegabytes`);
+//! * the bytes of held messages (encoded, plus their bookkeeping) are charged to a
+//!   [`MemoryBudget`] every entity of a broker shares ([`Entity::with_memory_budget`]), and
+//!   enqueues are refused once it is used up;
 //! * messages carrying a session id are also indexed by session, so a session layer
 //!   (`busbar-sessions`) can take the next message of one session
 //!   ([`Entity::receive_from_session`]) and learn which sessions just got available messages
@@ -39,6 +42,7 @@
 
 #![forbid(unsafe_code)]
 
+mod budget;
 mod codec;
 mod config;
 mod dedup;
@@ -48,6 +52,7 @@ mod lock;
 mod message;
 mod time;
 
+pub use budget::MemoryBudget;
 pub use codec::Record;
 pub use config::{
     DEFAULT_LOCK_DURATION, DEFAULT_MAX_DELIVERY_COUNT, DEFAULT_MAX_SIZE_BYTES, EntityConfig,

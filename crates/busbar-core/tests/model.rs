@@ -6,8 +6,8 @@ mod common;
 
 use busbar_core::{
     CoreError, DeadLetterInfo, Delivery, EnqueueOutcome, Entity, EntityConfig, HeldCopies,
-    LockToken, MessageState, NewMessage, Outcome, Properties, ReceiveMode, SequenceNumber,
-    SubQueue, Timestamp,
+    LockToken, MemoryBudget, MessageState, NewMessage, Outcome, Properties, ReceiveMode,
+    SequenceNumber, SubQueue, Timestamp,
 };
 use bytes::Bytes;
 use common::*;
@@ -209,8 +209,15 @@ impl Model {
     }
 
     /// Compares the entity's messages with the model after a step.
-    fn check(&mut self, entity: &Entity, now: Timestamp) {
+    fn check(&mut self, entity: &Entity, budget: &MemoryBudget, now: Timestamp) {
         entity.check_invariants().unwrap();
+        // check_invariants sums the held messages' bytes; the shared budget must agree, however
+        // earlier entities (restarts, clones taken by failed operations) ended.
+        assert_eq!(
+            budget.used(),
+            entity.memory_bytes(),
+            "the memory budget is not the sum over held messages"
+        );
         let snapshot = entity.snapshot();
         let stored: usize = snapshot.messages.iter().map(|(_, d)| d.payload.len()).sum();
         assert_eq!(
@@ -319,7 +326,10 @@ fn guarded<T>(
 }
 
 fn run(config: EntityConfig, ops: Vec<Op>) {
-    let mut entity = Entity::new(config.clone(), SEED).unwrap();
+    let budget = MemoryBudget::unlimited();
+    let mut entity = Entity::new(config.clone(), SEED)
+        .unwrap()
+        .with_memory_budget(budget.clone());
     let mut config = config;
     let mut store = SimulatedStore::default();
     let mut model = Model {
@@ -465,7 +475,9 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
             Op::Restart => {
                 restarts += 1;
                 store.apply(entity.drain_records());
-                entity = store.restore_with_seed(config.clone(), SEED + restarts, now);
+                entity = store
+                    .restore_with_seed(config.clone(), SEED + restarts, now)
+                    .with_memory_budget(budget.clone());
                 // Held parts never stored were never accepted; they end with the process (and
                 // their numbers may be used again).
                 model.held.clear();
@@ -609,7 +621,7 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 }
             }
         }
-        model.check(&entity, now);
+        model.check(&entity, &budget, now);
         store.apply(entity.drain_records());
         let restored = store.restore(config.clone(), now);
         restored.check_invariants().unwrap();

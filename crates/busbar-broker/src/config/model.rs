@@ -21,6 +21,10 @@ pub struct Config {
     pub namespace: NamespaceConfig,
     /// Where the emulator would write its logs.
     pub logging: LoggingTargets,
+    /// The broker-wide budget for messages held in memory, in bytes (the binary's
+    /// `--memory-budget`; not part of `Config.json`): sends are refused once every entity's
+    /// messages together reach it. `None`: no limit.
+    pub memory_budget_bytes: Option<u64>,
 }
 
 /// The namespace and its entities, in file order.
@@ -215,6 +219,7 @@ impl Config {
                 file: true,
                 console: false,
             },
+            memory_budget_bytes: None,
         }
     }
 }

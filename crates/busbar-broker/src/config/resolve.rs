@@ -153,7 +153,11 @@ pub(super) fn resolve(document: &Value) -> Result<Config, Invalid> {
                 })?
         }
     };
-    Ok(Config { namespace, logging })
+    Ok(Config {
+        namespace,
+        logging,
+        memory_budget_bytes: None,
+    })
 }
 
 fn in_logging(invalid: Invalid) -> Invalid {

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 
-use busbar_core::{Entity, EntityConfig, MessageCounts};
+use busbar_core::{Entity, EntityConfig, MemoryBudget, MessageCounts};
 use busbar_store::{EntityId, GroupCommitHandle, Record, Recovered, StoreError};
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
@@ -100,6 +100,8 @@ pub(crate) struct ControlState {
     pub(crate) tasks: Arc<Mutex<JoinSet<()>>>,
     /// The broker-wide counters the connection handlers keep.
     pub(crate) metrics: Arc<Metrics>,
+    /// The budget every entity's messages are charged to (entities created later too).
+    pub(crate) memory: MemoryBudget,
     /// Held across a change's durable wait, so changes apply one at a time.
     pub(crate) changes: tokio::sync::Mutex<Definitions>,
 }
@@ -147,7 +149,9 @@ impl Control {
                 handle.metrics.traffic(&handle.path, depth)
             })
             .collect();
-        Ok(state.metrics.snapshot(entities, state.store.stats()))
+        Ok(state
+            .metrics
+            .snapshot(entities, state.store.stats(), &state.memory))
     }
 
     /// Every queue, in name order.
@@ -355,7 +359,8 @@ impl ControlState {
         let (spec, handle) = registry::new_entity(path, id, config, delivery, ENTITY_INBOX);
         let seed = uuid::Uuid::new_v4().as_u128();
         let entity = Entity::new(spec.config.clone(), seed)
-            .map_err(|error| ControlError::Invalid(error.to_string()))?;
+            .map_err(|error| ControlError::Invalid(error.to_string()))?
+            .with_memory_budget(self.memory.clone());
         let entity = if spec.requires_session {
             OwnedEntity::with_sessions(entity, spec.id, &Recovered::default())
                 .map_err(|error| ControlError::Invalid(error.to_string()))?

@@ -693,6 +693,13 @@ pub(crate) fn core_error(error: CoreError) -> BrokerError {
         CoreError::NotAllowed(reason) => BrokerError::NotAllowed(reason.to_owned()),
         CoreError::InvalidConfig(reason) => BrokerError::Argument(reason.to_owned()),
         CoreError::QuotaExceeded { size, max } => BrokerError::EntityQuotaExceeded { size, max },
+        CoreError::MemoryBudgetExceeded { used, limit } => {
+            BrokerError::ResourceLimitExceeded(format!(
+                "The broker's memory budget for messages is used up: {used} bytes held, {limit} \
+                 allowed (busbar --memory-budget). Sends are accepted again once receivers take \
+                 messages."
+            ))
+        }
         CoreError::Decode(reason) => BrokerError::Internal(reason.to_owned()),
     }
 }

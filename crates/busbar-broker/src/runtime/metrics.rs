@@ -7,6 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use busbar_core::MemoryBudget;
 use busbar_store::CommitStatsSnapshot;
 
 use crate::errors::BrokerError;
@@ -49,6 +50,10 @@ pub struct MetricsSnapshot {
     pub entities: Vec<EntityTraffic>,
     /// The store's group commits: sync latencies and group sizes.
     pub store: CommitStatsSnapshot,
+    /// Bytes of messages every entity holds in memory now (`--memory-budget`'s count).
+    pub memory_used_bytes: u64,
+    /// The memory budget in bytes (`u64::MAX` when unlimited).
+    pub memory_budget_bytes: u64,
 }
 
 impl MetricsSnapshot {
@@ -103,11 +108,13 @@ impl Metrics {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The broker-wide counters, with `entities` and the `store`'s commit stats.
+    /// The broker-wide counters, with `entities`, the `store`'s commit stats and the `memory`
+    /// budget's use.
     pub(crate) fn snapshot(
         &self,
         entities: Vec<EntityTraffic>,
         store: CommitStatsSnapshot,
+        memory: &MemoryBudget,
     ) -> MetricsSnapshot {
         MetricsSnapshot {
             connections_opened: self.connections_opened.load(Ordering::Relaxed),
@@ -117,6 +124,8 @@ impl Metrics {
             throttled_requests: self.throttled_requests.load(Ordering::Relaxed),
             entities,
             store,
+            memory_used_bytes: memory.used(),
+            memory_budget_bytes: memory.limit(),
         }
     }
 }
@@ -189,8 +198,11 @@ mod tests {
         entity.session_locks_lost(1);
         entity.lock_lost_answer();
         entity.set_open_sessions(2);
-        let snapshot =
-            metrics.snapshot(vec![entity.traffic("q", 4)], CommitStatsSnapshot::default());
+        let snapshot = metrics.snapshot(
+            vec![entity.traffic("q", 4)],
+            CommitStatsSnapshot::default(),
+            &MemoryBudget::new(100),
+        );
         assert_eq!(snapshot.active_connections(), 1);
         assert_eq!(
             snapshot,
@@ -211,6 +223,8 @@ mod tests {
                     inbox_depth: 4,
                 }],
                 store: CommitStatsSnapshot::default(),
+                memory_used_bytes: 0,
+                memory_budget_bytes: 100,
             }
         );
     }

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use busbar_amqp::driver::{Acceptor, DriverConfig, Shutdown, serve};
 use busbar_amqp::engine::ConnectionConfig;
-use busbar_core::{CoreError, SubQueue};
+use busbar_core::{CoreError, MemoryBudget, SubQueue};
 use busbar_store::{
     Completion, GroupCommit, GroupCommitHandle, GroupCommitOptions, Record, Storage, StoreError,
 };
@@ -153,15 +153,17 @@ where
             source: error.source,
         })?;
     let now = clock.now();
+    // Recovered messages count too: past the budget, sends wait for receivers to drain them.
+    let memory = MemoryBudget::new(config.memory_budget_bytes.unwrap_or(u64::MAX));
     let mut entities = Vec::with_capacity(specs.len());
     for spec in specs {
         let seed = uuid::Uuid::new_v4().as_u128();
-        let entity = registry::restore_entity(&spec, &recovered, seed, now).map_err(|source| {
-            RuntimeError::Restore {
+        let entity = registry::restore_entity(&spec, &recovered, seed, now)
+            .map_err(|source| RuntimeError::Restore {
                 entity: spec.path.clone(),
                 source,
-            }
-        })?;
+            })?
+            .with_memory_budget(memory.clone());
         tracing::info!(
             entity = %spec.path,
             messages = entity.len(SubQueue::Main),
@@ -211,6 +213,7 @@ where
         configured: config.namespace.clone(),
         tasks: Arc::clone(&tasks),
         metrics: Arc::clone(&metrics),
+        memory,
         changes: tokio::sync::Mutex::new(Definitions {
             namespace: definitions,
             ids,

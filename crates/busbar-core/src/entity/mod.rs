@@ -16,6 +16,7 @@ pub use held::HeldCopies;
 pub use inspect::EntitySnapshot;
 pub use settle::Outcome;
 
+use crate::budget::MemoryBudget;
 use crate::codec::{BodyFields, PersistedState, Record, encode_body, encode_state};
 use crate::config::EntityConfig;
 use crate::dedup::DuplicateWindow;
@@ -95,17 +96,33 @@ impl Entity {
     }
 
     fn empty(config: EntityConfig, seed: u128) -> Entity {
+        let budget = MemoryBudget::unlimited();
         Entity {
             duplicates: DuplicateWindow::new(config.duplicate_detection_window),
             config,
             next_sequence: SequenceNumber::FIRST.0,
-            main: Queue::new(true),
-            dead_letter: Queue::new(false),
+            main: Queue::new(true, budget.clone()),
+            dead_letter: Queue::new(false, budget),
             locks: LockSlab::new(seed),
             lock_deadlines: BTreeSet::new(),
             records: Vec::new(),
             dead_letter_reports: None,
         }
+    }
+
+    /// Charges the messages this entity holds, now and from now on, to `budget` (shared by
+    /// every entity of a broker) instead of a budget of its own that refuses nothing.
+    #[must_use]
+    pub fn with_memory_budget(mut self, budget: MemoryBudget) -> Entity {
+        self.main.charge_to(budget.clone());
+        self.dead_letter.charge_to(budget);
+        self
+    }
+
+    /// Bytes of the messages held in both sub-queues, in every state (encoded, plus their
+    /// bookkeeping): what this entity charges to its memory budget. O(1).
+    pub fn memory_bytes(&self) -> u64 {
+        self.main.memory_bytes() + self.dead_letter.memory_bytes()
     }
 
     /// The current configuration.
@@ -135,7 +152,9 @@ impl Entity {
     /// instead (duplicate detection applies to it all the same).
     ///
     /// Refused with [`CoreError::QuotaExceeded`] when the stored messages have already reached
-    /// the entity's `max_size_bytes` (as in Service Bus, the last batch accepted may go past it).
+    /// the entity's `max_size_bytes` (as in Service Bus, the last batch accepted may go past it),
+    /// and with [`CoreError::MemoryBudgetExceeded`] when the messages held by every entity
+    /// sharing its [`MemoryBudget`] have reached the budget's limit.
     ///
     /// New messages are *pending*: no receive, peek or session hand-out sees them until the
     /// caller reports their insert records durable with [`mark_durable`](Entity::mark_durable),
@@ -155,6 +174,13 @@ impl Entity {
             return Err(CoreError::QuotaExceeded {
                 size,
                 max: self.config.max_size_bytes,
+            });
+        }
+        let budget = self.main.memory_budget();
+        if budget.is_exhausted() {
+            return Err(CoreError::MemoryBudgetExceeded {
+                used: budget.used(),
+                limit: budget.limit(),
             });
         }
         self.duplicates.forget_expired(now);

@@ -3,6 +3,7 @@
 //! activation time, expiring ones by expiry time, and (main queue only) messages by session id.
 
 use super::session_index::SessionIndex;
+use crate::budget::{Charge, MemoryBudget};
 use crate::message::{Stage, StoredMessage};
 use crate::time::{SequenceNumber, Timestamp};
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,14 +26,16 @@ pub(crate) struct Queue {
     expiring: bool,
     /// Payload bytes of every message here, in every stage (what counts toward the quota).
     size_bytes: u64,
+    /// Bytes of every message here, in every stage, as charged to the memory budget.
+    memory: Charge,
     /// Messages deferred and not locked now.
     deferred: usize,
 }
 
 impl Queue {
     /// A sub-queue; `main` = the entity itself (messages expire and are indexed by session),
-    /// otherwise the dead-letter sub-queue.
-    pub(crate) fn new(main: bool) -> Queue {
+    /// otherwise the dead-letter sub-queue; its messages are charged to `budget`.
+    pub(crate) fn new(main: bool, budget: MemoryBudget) -> Queue {
         Queue {
             messages: BTreeMap::new(),
             available: BTreeSet::new(),
@@ -42,8 +45,24 @@ impl Queue {
             sessions: main.then(SessionIndex::default),
             expiring: main,
             size_bytes: 0,
+            memory: Charge::new(budget),
             deferred: 0,
         }
+    }
+
+    /// The memory budget this sub-queue charges.
+    pub(crate) fn memory_budget(&self) -> &MemoryBudget {
+        self.memory.budget()
+    }
+
+    /// Charges what this sub-queue holds to `budget` instead.
+    pub(crate) fn charge_to(&mut self, budget: MemoryBudget) {
+        self.memory.move_to(budget);
+    }
+
+    /// Bytes of the messages here, as charged to the memory budget. O(1).
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        self.memory.bytes()
     }
 
     /// The session index (main queue only).
@@ -172,6 +191,7 @@ impl Queue {
             index.add(session, sequence, keys.available.is_some());
         }
         self.size_bytes += message.size_bytes();
+        self.memory.add(message.memory_bytes());
         self.messages.insert(sequence, message);
         self.apply(keys, true);
     }
@@ -179,6 +199,7 @@ impl Queue {
     pub(crate) fn remove(&mut self, sequence: SequenceNumber) -> Option<StoredMessage> {
         let message = self.messages.remove(&sequence)?;
         self.size_bytes -= message.size_bytes();
+        self.memory.sub(message.memory_bytes());
         self.unindex_session(sequence, &message);
         self.apply(IndexKeys::of(self.expiring, sequence, &message), false);
         Some(message)
@@ -244,11 +265,12 @@ impl Queue {
     }
 
     /// Checks that each index holds exactly the messages whose stage puts them there, and that
-    /// the size counted is the sum over the messages.
+    /// the sizes counted are the sums over the messages.
     pub(crate) fn check_indices(&self) -> Result<(), String> {
-        let mut expected = Queue::new(self.expiring);
+        let mut expected = Queue::new(self.expiring, MemoryBudget::unlimited());
         for (sequence, message) in &self.messages {
             expected.size_bytes += message.size_bytes();
+            expected.memory.add(message.memory_bytes());
             let keys = IndexKeys::of(self.expiring, *sequence, message);
             if let (Some(index), Some(session)) = (&mut expected.sessions, &message.body.session_id)
             {
@@ -286,6 +308,13 @@ impl Queue {
             return Err(format!(
                 "{} bytes counted, {} stored",
                 self.size_bytes, expected.size_bytes
+            ));
+        }
+        if expected.memory.bytes() != self.memory.bytes() {
+            return Err(format!(
+                "{} bytes charged to the memory budget, {} held",
+                self.memory.bytes(),
+                expected.memory.bytes()
             ));
         }
         Ok(())
