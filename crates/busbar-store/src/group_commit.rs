@@ -58,6 +58,15 @@ impl std::fmt::Debug for Rejected {
     }
 }
 
+/// The submissions waiting for a [`GroupCommit`] writer (see [`GroupCommitHandle::backlog`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backlog {
+    /// Submissions queued and not yet taken by the writer.
+    pub queued: usize,
+    /// Past this many, `submit` blocks and `try_submit` refuses.
+    pub capacity: usize,
+}
+
 struct Submission {
     records: Vec<Record>,
     completion: Completion,
@@ -221,6 +230,22 @@ impl GroupCommitHandle {
     /// The sync latencies and group sizes of the commits so far (read without a lock).
     pub fn stats(&self) -> CommitStatsSnapshot {
         self.stats.snapshot()
+    }
+
+    /// How many submissions wait for the writer, and how many may: a submitter looks at it to
+    /// shed load before the queue fills and [`submit`](Self::submit) blocks. (An inline store
+    /// never queues: nothing waits, and its capacity is unbounded.)
+    pub fn backlog(&self) -> Backlog {
+        match &self.target {
+            Target::Writer(shared) => Backlog {
+                queued: shared.lock().pending.len(),
+                capacity: shared.capacity,
+            },
+            Target::Inline(_) => Backlog {
+                queued: 0,
+                capacity: usize::MAX,
+            },
+        }
     }
 
     /// Queues `records`; `completion` is called once they are durable or have failed.

@@ -33,6 +33,7 @@ mod explorer;
 mod owned;
 mod session_links;
 mod test_controls;
+mod throttle;
 mod transactions;
 
 /// Commands taken from the inbox per batch.
@@ -100,6 +101,8 @@ pub(crate) struct EntityTask {
     clock_advances: Option<watch::Receiver<i64>>,
     /// Faults a test asked for, still to show.
     faults: Faults,
+    /// Its inbox or the store's queue is past its bound: sends are refused as server-busy.
+    overloaded: bool,
 }
 
 impl EntityTask {
@@ -138,6 +141,7 @@ impl EntityTask {
             deleted: None,
             clock_advances,
             faults: Faults::default(),
+            overloaded: false,
         }
     }
 
@@ -191,6 +195,7 @@ impl EntityTask {
                 Some(resolution) = self.resolved.recv() => resolutions.push(resolution),
             }
             self.retry_at = None;
+            self.overloaded = throttle::overloaded(&inbox, &self.store);
             let now = self.clock.now();
             self.entity.handle_timeout(now);
             let through = *self.durable_seen.borrow_and_update();
@@ -271,6 +276,12 @@ impl EntityTask {
                 }));
             }
             EntityCommand::InjectFault(fault) => self.faults.inject(fault),
+            // Refused at once: the answer rests on nothing to be stored.
+            EntityCommand::Execute {
+                operation: Operation::Enqueue(_),
+                reply,
+                ..
+            } if self.refuses_send() => reply(Err(BrokerError::ServerBusy)),
             EntityCommand::Execute {
                 sub_queue,
                 operation,
@@ -301,7 +312,7 @@ impl EntityTask {
             }
             EntityCommand::Hold { messages, send } => {
                 let id = self.id;
-                if self.faults.refuse_send() {
+                if self.refuses_send() {
                     self.held_parts.push((send, Err(BrokerError::ServerBusy)));
                     return;
                 }
@@ -427,7 +438,6 @@ impl EntityTask {
         now: busbar_core::Timestamp,
     ) -> Result<OperationResult, BrokerError> {
         match operation {
-            Operation::Enqueue(_) if self.faults.refuse_send() => Err(BrokerError::ServerBusy),
             Operation::Enqueue(messages) => self.entity.enqueue(messages, now).map(|outcomes| {
                 OperationResult::SequenceNumbers(
                     outcomes
@@ -710,5 +720,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 mod held_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod throttle_tests;
 #[cfg(test)]
 mod transaction_tests;
