@@ -56,7 +56,8 @@ impl SendWindow {
     }
 
     /// The credit to set when the link has `credit` left and its entity's inbox is `load`, or
-    /// `None` while what it has is enough (about one flow per half window). Credit is never cut
+    /// `None` until it can be given at least half a window more (one flow per half window, not
+    /// one per answer once the window is in use). Credit is never cut
     /// back: transfers the client sent meanwhile would arrive beyond it. So the credit given at
     /// attach, before the link's message size is known, is used up before the window applies.
     pub(super) fn top_up(&self, credit: u32, load: InboxLoad) -> Option<u32> {
@@ -64,14 +65,14 @@ impl SendWindow {
         let window = u64::from(SEND_CREDIT).min(by_size);
         // A loaded entity takes sends in smaller steps; `free <= capacity`, so this fits.
         let scaled = window.saturating_mul(load.free as u64) / (load.capacity.max(1) as u64);
-        let mut allowed = u32::try_from(scaled)
-            .unwrap_or(SEND_CREDIT)
-            .saturating_sub(self.unanswered);
+        let scaled = u32::try_from(scaled).unwrap_or(SEND_CREDIT);
+        let mut allowed = scaled.saturating_sub(self.unanswered);
         // With nothing unanswered no answer will come to top it up: never left without credit.
         if self.unanswered == 0 {
             allowed = allowed.max(1);
         }
-        (credit < allowed.div_ceil(2)).then_some(allowed)
+        let half = scaled.div_ceil(2).max(1);
+        (allowed.saturating_sub(credit) >= half).then_some(allowed)
     }
 }
 
@@ -137,8 +138,9 @@ mod tests {
         assert_eq!(window(0, 128).top_up(SEND_CREDIT, IDLE), None);
         assert_eq!(window(0, 128).top_up(501, IDLE), None);
         assert_eq!(window(0, 128).top_up(499, IDLE), Some(SEND_CREDIT));
-        // Credit comes back as answers do, not as sends arrive.
-        assert_eq!(window(600, 128).top_up(0, IDLE), Some(400));
+        // Credit comes back as answers do, not as sends arrive, half a window at a time.
+        assert_eq!(window(600, 128).top_up(0, IDLE), None);
+        assert_eq!(window(500, 128).top_up(0, IDLE), Some(500));
     }
 
     #[test]
@@ -146,7 +148,7 @@ mod tests {
         assert_eq!(window(1, 64 * 1024).top_up(0, IDLE), Some(63));
         // The credit of the attach is used up first.
         assert_eq!(window(1, 64 * 1024).top_up(SEND_CREDIT - 1, IDLE), None);
-        assert_eq!(window(60, 64 * 1024).top_up(0, IDLE), Some(4));
+        assert_eq!(window(60, 64 * 1024).top_up(0, IDLE), None);
         assert_eq!(window(64, 64 * 1024).top_up(0, IDLE), None);
         let mut answered = window(64, 64 * 1024);
         for _ in 0..32 {
