@@ -65,6 +65,15 @@ impl std::fmt::Debug for Rejected {
     }
 }
 
+/// The submissions waiting for a [`GroupCommit`] writer (see [`GroupCommitHandle::backlog`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backlog {
+    /// Submissions queued and not yet taken by the writer.
+    pub queued: usize,
+    /// Past this many, `submit` blocks and `try_submit` refuses.
+    pub capacity: usize,
+}
+
 struct Submission {
     records: Vec<Record>,
     completion: Completion,
@@ -251,6 +260,22 @@ impl GroupCommitHandle {
     /// for every send. [`condition`](Self::condition) says why.
     pub fn refuses_new_messages(&self) -> bool {
         self.health.refuses_new_messages()
+    }
+
+    /// How many submissions wait for the writer, and how many may: a submitter looks at it to
+    /// shed load before the queue fills and [`submit`](Self::submit) blocks. (An inline store
+    /// never queues: nothing waits, and its capacity is unbounded.)
+    pub fn backlog(&self) -> Backlog {
+        match &self.target {
+            Target::Writer(shared) => Backlog {
+                queued: shared.lock().pending.len(),
+                capacity: shared.capacity,
+            },
+            Target::Inline(_) => Backlog {
+                queued: 0,
+                capacity: usize::MAX,
+            },
+        }
     }
 
     /// Queues `records`; `completion` is called once they are durable or have failed.

@@ -17,7 +17,7 @@ mod sync;
 pub use error::StoreError;
 pub use file::{FileOptions, FileStorage};
 pub use group_commit::{
-    CommitStatsSnapshot, Completion, GROUP_SIZE_BOUNDS, GroupCommit, GroupCommitHandle,
+    Backlog, CommitStatsSnapshot, Completion, GROUP_SIZE_BOUNDS, GroupCommit, GroupCommitHandle,
     GroupCommitOptions, HistogramCounts, Rejected, SYNC_MICROS_BOUNDS, StoreCondition,
 };
 pub use memory::MemoryStorage;

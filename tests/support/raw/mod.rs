@@ -4,14 +4,19 @@
 //! and link credit. Frames and performatives are encoded and decoded by busbar-amqp (the checks
 //! against an independent implementation are the fe2o3-amqp and SDK suites). A reader thread
 //! decodes the broker's frames onto a channel, so a test can write, read and look at the
-//! broker's process between frames in one loop.
+//! broker's process between frames in one loop. A connection can stop reading its socket
+//! (`stalled.rs`), as a client that no longer keeps up with the broker's deliveries.
 //!
 //! Frame buffers are `bytes::BytesMut`, which the root crate does not depend on: they are created
 //! with `Default::default()` and typed by the busbar-amqp call they are first passed to.
 
+mod stalled;
+
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -84,6 +89,10 @@ pub struct RawConnection {
     links: HashMap<u32, Link>,
     /// Dispositions received: `(first, last, outcome)`.
     outcomes: Vec<(u32, u32, Outcome)>,
+    /// Set to stop the reader thread reading the socket (before its next read).
+    stop_reading: Arc<AtomicBool>,
+    /// Dropped with the connection, which lets a stopped reader thread go on to its end.
+    _resume: mpsc::Sender<()>,
 }
 
 impl RawConnection {
@@ -92,7 +101,13 @@ impl RawConnection {
         let mut socket = TcpStream::connect(("127.0.0.1", port)).unwrap();
         socket.set_nodelay(true).unwrap();
         socket.set_read_timeout(Some(STEP)).unwrap();
-        let mut incoming = incoming(socket.try_clone().unwrap());
+        let stop_reading = Arc::new(AtomicBool::new(false));
+        let (resume, stopped) = mpsc::channel();
+        let reading = Reading {
+            stop: Arc::clone(&stop_reading),
+            stopped,
+        };
+        let mut incoming = incoming(socket.try_clone().unwrap(), reading);
         socket.write_all(&ProtocolHeader::Sasl.to_bytes()).unwrap();
         expect!(incoming, Incoming::Header(ProtocolHeader::Sasl) => ());
         expect!(incoming, Incoming::Sasl(SaslFrame::SaslMechanisms(_)) => ());
@@ -157,6 +172,8 @@ impl RawConnection {
             next_delivery_id: 0,
             links: HashMap::new(),
             outcomes: Vec::new(),
+            stop_reading,
+            _resume: resume,
         }
     }
 
@@ -164,22 +181,7 @@ impl RawConnection {
     pub fn attach_sender(&mut self, name: &str, address: &str) -> u32 {
         let handle = u32::try_from(self.links.len()).unwrap();
         self.links.insert(handle, Link::default());
-        let attach = Attach {
-            name: name.into(),
-            handle: Handle(handle),
-            role: Role::Sender,
-            snd_settle_mode: SenderSettleMode::Mixed,
-            rcv_settle_mode: ReceiverSettleMode::First,
-            source: Some(Box::new(Source::with_address(name))),
-            target: Some(Box::new(Target::with_address(address).into())),
-            unsettled: None,
-            incomplete_unsettled: false,
-            initial_delivery_count: Some(SequenceNo(0)),
-            max_message_size: None,
-            offered_capabilities: None,
-            desired_capabilities: None,
-            properties: None,
-        };
+        let attach = attach(name, handle, Role::Sender, name, address);
         write_frames(&mut self.socket, &[attach.into()]);
         self.wait(|c| c.links[&handle].credit > 0, &mut || {});
         handle
@@ -196,6 +198,8 @@ impl RawConnection {
         self.next_delivery_id = delivery_id.wrapping_add(1);
         let (size, mut sent) = (size as usize, 0usize);
         let mut payload = Vec::with_capacity(self.max_frame_size);
+        // Copied rather than filled byte by byte, which is slow in a debug build.
+        let zeros = vec![0; self.max_frame_size];
         let mut frame = Default::default();
         loop {
             self.wait(|c| c.remote_incoming_window > 0, poll);
@@ -208,7 +212,7 @@ impl RawConnection {
             let from_head = &head[sent.min(head.len())..(sent + chunk).min(head.len())];
             payload.clear();
             payload.extend_from_slice(from_head);
-            payload.resize(chunk, 0);
+            payload.extend_from_slice(&zeros[..chunk - from_head.len()]);
             encode_amqp_frame(0, &transfer(handle, first, more), &payload, &mut frame);
             self.socket.write_all(&frame).unwrap();
             frame.clear();
@@ -300,9 +304,16 @@ impl Drop for RawConnection {
     }
 }
 
+/// Whether the reader may read the socket: once `stop` is set it waits on `stopped`, which
+/// returns when the connection is dropped.
+struct Reading {
+    stop: Arc<AtomicBool>,
+    stopped: mpsc::Receiver<()>,
+}
+
 /// What the broker sends on `socket`, decoded by busbar-amqp; heartbeats are skipped. Ends when
 /// the socket is closed or fails.
-fn incoming(mut socket: TcpStream) -> impl Iterator<Item = Incoming> + Send {
+fn incoming(mut socket: TcpStream, reading: Reading) -> impl Iterator<Item = Incoming> + Send {
     let mut decoder = FrameDecoder::new(u32::MAX);
     let mut buf = Default::default();
     let mut chunk = vec![0; 64 * 1024];
@@ -320,6 +331,9 @@ fn incoming(mut socket: TcpStream) -> impl Iterator<Item = Incoming> + Send {
             };
             if incoming.is_some() {
                 return incoming;
+            }
+            if reading.stop.load(Ordering::Relaxed) {
+                let _ = reading.stopped.recv();
             }
             match socket.read(&mut chunk) {
                 Ok(0) | Err(_) => return None,
@@ -351,6 +365,27 @@ fn data_message_head(size: u32) -> Vec<u8> {
         .expect("a message smaller than its header");
     head.extend_from_slice(&body.to_be_bytes());
     head
+}
+
+/// An attach of link `handle` in `role` from `source` to `target`.
+fn attach(name: &str, handle: u32, role: Role, source: &str, target: &str) -> Attach {
+    Attach {
+        name: name.into(),
+        handle: Handle(handle),
+        role,
+        snd_settle_mode: SenderSettleMode::Mixed,
+        rcv_settle_mode: ReceiverSettleMode::First,
+        source: Some(Box::new(Source::with_address(source))),
+        target: Some(Box::new(Target::with_address(target).into())),
+        unsettled: None,
+        incomplete_unsettled: false,
+        // Only a sender's counts (§2.7.3).
+        initial_delivery_count: (role == Role::Sender).then_some(SequenceNo(0)),
+        max_message_size: None,
+        offered_capabilities: None,
+        desired_capabilities: None,
+        properties: None,
+    }
 }
 
 /// A transfer performative: the first of a delivery carries its id, tag and format.

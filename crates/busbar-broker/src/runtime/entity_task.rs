@@ -34,6 +34,7 @@ mod owned;
 mod send_refusal;
 mod session_links;
 mod test_controls;
+mod throttle;
 mod transactions;
 
 /// Commands taken from the inbox per batch.
@@ -101,6 +102,8 @@ pub(crate) struct EntityTask {
     clock_advances: Option<watch::Receiver<i64>>,
     /// Faults a test asked for, still to show.
     faults: Faults,
+    /// Its inbox or the store's queue is past its bound: sends are refused as server-busy.
+    overloaded: bool,
 }
 
 impl EntityTask {
@@ -139,6 +142,7 @@ impl EntityTask {
             deleted: None,
             clock_advances,
             faults: Faults::default(),
+            overloaded: false,
         }
     }
 
@@ -192,6 +196,7 @@ impl EntityTask {
                 Some(resolution) = self.resolved.recv() => resolutions.push(resolution),
             }
             self.retry_at = None;
+            self.overloaded = throttle::overloaded(&inbox, &self.store);
             let now = self.clock.now();
             self.entity.handle_timeout(now);
             let through = *self.durable_seen.borrow_and_update();
@@ -272,6 +277,12 @@ impl EntityTask {
                 }));
             }
             EntityCommand::InjectFault(fault) => self.faults.inject(fault),
+            // Refused at once: the answer rests on nothing to be stored.
+            EntityCommand::Execute {
+                operation: Operation::Enqueue(_),
+                reply,
+                ..
+            } if self.refuses_send() => reply(Err(BrokerError::ServerBusy)),
             EntityCommand::Execute {
                 sub_queue,
                 operation,
@@ -728,5 +739,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 mod held_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod throttle_tests;
 #[cfg(test)]
 mod transaction_tests;

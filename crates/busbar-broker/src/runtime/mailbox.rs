@@ -230,6 +230,8 @@ pub(crate) enum ConnectionCommand {
         link: LinkId,
         /// The transfer.
         delivery_id: DeliveryId,
+        /// The client settled it when sending: nothing to answer, only its credit to give back.
+        settled: bool,
         /// Stored, or why not.
         result: Result<(), BrokerError>,
     },

@@ -339,7 +339,7 @@ mod tests {
 
     use super::*;
 
-    fn insert(sequence: i64) -> Vec<Record> {
+    pub(super) fn insert(sequence: i64) -> Vec<Record> {
         vec![Record::Insert {
             key: MessageKey {
                 entity: EntityId(1),

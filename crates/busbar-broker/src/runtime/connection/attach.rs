@@ -8,6 +8,7 @@ use busbar_amqp::performatives::{ReceiverSettleMode, Role, SenderSettleMode};
 use busbar_core::{ReceiveMode, SubQueue};
 use busbar_sessions::check_receiver_kind;
 
+use super::send_window::{SEND_CREDIT, SendWindow};
 use super::session_attach::{AcceptingSession, is_session_receiver, session_filter_descriptor};
 use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
@@ -24,8 +25,6 @@ pub(super) fn top_up_credit(link: LinkId, connection: &mut Connection) {
         let _ = connection.set_credit(link, REQUEST_CREDIT);
     }
 }
-/// Credit granted to sender links ("Service Bus instantly provides ample link credit").
-pub(super) const SEND_CREDIT: u32 = 1_000;
 
 impl BrokerConnection {
     pub(super) fn attach(&mut self, request: AttachRequest, connection: &mut Connection) {
@@ -142,7 +141,14 @@ impl BrokerConnection {
                     ..reply
                 };
                 let path = node.path;
-                Ok((LinkKind::Sender { path, display }, reply))
+                Ok((
+                    LinkKind::Sender {
+                        path,
+                        display,
+                        window: SendWindow::default(),
+                    },
+                    reply,
+                ))
             }
             (Role::Receiver, Address::Entity(node)) => {
                 let (entity, sub_queue) = self.entity_of(&node)?;

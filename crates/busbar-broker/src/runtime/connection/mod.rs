@@ -6,6 +6,7 @@ mod attach;
 mod dispositions;
 mod requests;
 mod rule_requests;
+mod send_window;
 mod session_attach;
 mod session_requests;
 mod settlements;
@@ -83,6 +84,8 @@ enum LinkKind {
     Sender {
         path: EntityPath,
         display: String,
+        /// Its sends not answered yet, which its credit follows.
+        window: send_window::SendWindow,
     },
     Receiver(ReceiveLink),
     /// A session receive link whose attach waits for a session.
@@ -298,8 +301,14 @@ impl ConnectionHandler for BrokerConnection {
             ConnectionCommand::SendOutcome {
                 link,
                 delivery_id,
+                settled,
                 result,
-            } => self.send_outcome(link, delivery_id, result),
+            } => {
+                self.send_answered(link, connection);
+                if !settled {
+                    self.send_outcome(link, delivery_id, result);
+                }
+            }
             ConnectionCommand::SettleEchoes { link, echoes } => {
                 for (delivery_id, state, result) in echoes {
                     let echo = self.settle_echo(link, &state, result);

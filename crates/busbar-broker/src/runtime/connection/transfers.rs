@@ -13,7 +13,6 @@ use busbar_core::{Delivery, NewMessage, ReceiveMode, SubQueue};
 use busbar_sessions::check_session_message;
 use bytes::Bytes;
 
-use super::attach::SEND_CREDIT;
 use super::settlements::Settlement;
 use super::transactions::{SendAnswer, transaction_of};
 use super::{BrokerConnection, LinkKind, ReceiveLink};
@@ -47,18 +46,16 @@ impl BrokerConnection {
     fn send(&mut self, path: &EntityPath, transfer: IncomingTransfer, connection: &mut Connection) {
         let (link, delivery_id, settled) = (transfer.link, transfer.delivery_id, transfer.settled);
         let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
-        if connection.link_credit(link).unwrap_or(0) < SEND_CREDIT / 2 {
-            let _ = connection.set_credit(link, SEND_CREDIT);
-        }
+        self.send_taken(link, transfer_size(&transfer), connection);
         let mailbox = self.mailbox.clone();
+        // Posted for a pre-settled send too: its answer gives the link's credit back.
         let outcome = move |result: Result<OperationResult, BrokerError>| {
-            if !settled {
-                mailbox.post(ConnectionCommand::SendOutcome {
-                    link,
-                    delivery_id,
-                    result: result.map(|_| ()),
-                });
-            }
+            mailbox.post(ConnectionCommand::SendOutcome {
+                link,
+                delivery_id,
+                settled,
+                result: result.map(|_| ()),
+            });
         };
         if let Some(error) = self.oversize(&transfer) {
             outcome(Err(error));
@@ -83,6 +80,8 @@ impl BrokerConnection {
                 return;
             }
             let targets = registry.route(path, messages);
+            // Answered through the transaction, not the link's window.
+            self.send_answered(link, connection);
             let answer = SendAnswer::Transfer { settled };
             self.send_in_transaction(txn, (link, delivery_id), answer, targets, connection);
             return;
@@ -99,10 +98,11 @@ impl BrokerConnection {
     /// Why a sent message is refused for its size, if it is: past the link's max-message-size,
     /// or past the connection's hard cap (then its bytes were dropped on arrival).
     fn oversize(&self, transfer: &IncomingTransfer) -> Option<BrokerError> {
-        let size = transfer
-            .oversize
-            .unwrap_or_else(|| u64::try_from(transfer.message.len()).unwrap_or(u64::MAX));
-        size_exceeded(transfer, size, self.shared.max_message_size)
+        size_exceeded(
+            transfer,
+            transfer_size(transfer),
+            self.shared.max_message_size,
+        )
     }
 
     /// Holds the outcome of a client's send until the end of the current run of commands.
@@ -419,6 +419,13 @@ fn store_everywhere(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply)
             }
         }
     }
+}
+
+/// A transfer's size: as sent, even past the connection's cap (whose bytes were dropped).
+fn transfer_size(transfer: &IncomingTransfer) -> u64 {
+    transfer
+        .oversize
+        .unwrap_or_else(|| u64::try_from(transfer.message.len()).unwrap_or(u64::MAX))
 }
 
 /// The refusal of a transfer of `size` bytes past `limit`, in Service Bus's words.

@@ -1,5 +1,6 @@
-//! Why a send is refused before it touches the entity: a server-busy fault a test injected, or
-//! a store that takes no new messages (its disk is full, or it failed).
+//! Why a send is refused before it touches the entity: the entity is overloaded or a test
+//! injected server-busy (see `throttle`), or the store takes no new messages (its disk is full,
+//! or it failed).
 
 use busbar_store::{StoreCondition, StoreError};
 
@@ -9,7 +10,7 @@ use crate::errors::BrokerError;
 impl EntityTask {
     /// The refusal of the next send, if it is to be refused.
     pub(super) fn send_refusal(&mut self) -> Option<BrokerError> {
-        if self.faults.refuse_send() {
+        if self.refuses_send() {
             return Some(BrokerError::ServerBusy);
         }
         if !self.store.refuses_new_messages() {
