@@ -116,10 +116,13 @@ impl fmt::Debug for DatabaseUrl {
 
 /// A driver error as the store reports it.
 pub(crate) fn database_error(operation: &'static str, error: &postgres::Error) -> StoreError {
-    StoreError::Database {
-        operation,
-        reason: error.to_string(),
-    }
+    // The driver shows a server's refusal only as "db error"; its severity and message say why
+    // (a terminated session, a database not accepting connections, a failed constraint).
+    let reason = match error.as_db_error() {
+        Some(refusal) => format!("{}: {}", refusal.severity(), refusal.message()),
+        None => error.to_string(),
+    };
+    StoreError::Database { operation, reason }
 }
 
 #[cfg(test)]
