@@ -4,7 +4,6 @@
 //! commit of the holder's storage checks.
 
 use std::sync::mpsc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use busbar_store::StoreError;
@@ -86,7 +85,7 @@ impl Lease {
         on_lost: impl FnOnce(StoreError) + Send + 'static,
     ) -> std::io::Result<LeaseWatch> {
         let (stop, stopped) = mpsc::channel::<()>();
-        let thread = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("busbar-lease".to_owned())
             .spawn(move || {
                 // Ends (dropping the session, so the lock) once the watch's sender is dropped.
@@ -101,10 +100,7 @@ impl Lease {
                     }
                 }
             })?;
-        Ok(LeaseWatch {
-            _stop: stop,
-            _thread: thread,
-        })
+        Ok(LeaseWatch { _stop: stop })
     }
 
     /// Takes the lock again on a new session, provided the epoch is still ours.
@@ -146,7 +142,6 @@ fn lease_session(mut client: Client) -> Result<Client, StoreError> {
 /// the lock (a new `acquire` meanwhile waits as a standby would).
 pub struct LeaseWatch {
     _stop: mpsc::Sender<()>,
-    _thread: JoinHandle<()>,
 }
 
 /// Takes the lock (waiting, after calling `on_wait` the first time, while another session holds
