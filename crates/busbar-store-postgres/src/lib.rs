@@ -10,6 +10,7 @@
 mod changes;
 mod client_thread;
 mod lease;
+mod reader;
 mod recover;
 mod schema;
 mod statements;

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
-use busbar_store::{CompactionReport, Lsn, Record, Recovered, Storage, StoreError};
+use busbar_store::{CompactionReport, Lsn, MessageReader, Record, Recovered, Storage, StoreError};
 
 use crate::changes::Changes;
 use crate::client_thread::ClientThread;
 use crate::lease::Epoch;
+use crate::reader::PostgresReader;
 use crate::recover::read_live_rows;
 use crate::schema::migrate;
 use crate::statements::Statements;
@@ -26,6 +27,8 @@ type FailureHook = Box<dyn FnOnce(&StoreError) + Send>;
 /// be unknown (the connection can drop after the server committed), so nothing more is
 /// acknowledged and the broker must recover from the database to go on.
 pub struct PostgresStorage {
+    /// Where the readers connect.
+    url: DatabaseUrl,
     connection: ClientThread,
     statements: Arc<Statements>,
     fence: Option<Epoch>,
@@ -55,6 +58,7 @@ impl PostgresStorage {
         })?;
         let position = Lsn(u64::try_from(position).unwrap_or(0));
         Ok(PostgresStorage {
+            url: url.clone(),
             connection,
             statements: Arc::new(statements),
             fence,
@@ -163,6 +167,11 @@ impl Storage for PostgresStorage {
             Ok(recovered) => Ok(recovered),
             Err(error) => Err(self.poison(error)),
         }
+    }
+
+    /// Readers connect on their first read, each on a connection of its own.
+    fn reader(&self) -> Result<Arc<dyn MessageReader>, StoreError> {
+        Ok(Arc::new(PostgresReader::new(self.url.clone())))
     }
 
     /// Nothing to do: PostgreSQL's vacuum reclaims the rows updates and deletes leave behind.

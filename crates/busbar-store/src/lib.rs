@@ -9,6 +9,7 @@ mod error;
 mod file;
 mod group_commit;
 mod memory;
+mod reader;
 mod record;
 mod recovered;
 mod storage;
@@ -21,6 +22,7 @@ pub use group_commit::{
     GroupCommitOptions, HistogramCounts, Rejected, SYNC_MICROS_BOUNDS, StoreCondition,
 };
 pub use memory::MemoryStorage;
+pub use reader::MessageReader;
 pub use record::{EntityId, Lsn, MessageKey, MetaKey, Record};
 pub use recovered::{Recovered, StoredMessage};
 pub use storage::{CompactionReport, Storage};

@@ -1,7 +1,13 @@
 //! `MemoryStorage`: the complete in-memory backend, with fault switches for failure tests.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+
 use crate::error::{Poison, StoreError};
-use crate::record::{Lsn, Record};
+use crate::reader::MessageReader;
+use crate::record::{EntityId, Lsn, MessageKey, Record};
 use crate::recovered::Recovered;
 use crate::storage::{CompactionReport, Storage};
 
@@ -34,7 +40,12 @@ pub struct MemoryStorage {
     poison: Poison,
     faults: Faults,
     syncs: u64,
+    /// The immutable parts of the messages live at the last sync, shared with the readers.
+    readable: Readable,
 }
+
+/// What [`MemoryReader`]s see: each live message's immutable part as of the last sync.
+type Readable = Arc<Mutex<BTreeMap<MessageKey, Bytes>>>;
 
 #[derive(Debug, Default)]
 struct Faults {
@@ -96,6 +107,7 @@ impl MemoryStorage {
             poison: Poison::default(),
             faults: Faults::default(),
             syncs: self.syncs,
+            readable: self.readable,
         }
     }
 }
@@ -137,6 +149,19 @@ impl Storage for MemoryStorage {
         if std::mem::take(&mut self.faults.fail_next_sync) {
             return Err(self.poison.set(StoreError::InjectedFault("sync failed")));
         }
+        let mut readable = self.readable.lock().unwrap_or_else(PoisonError::into_inner);
+        for record in self.log.get(self.synced..).unwrap_or_default() {
+            match record {
+                Record::Insert { key, message, .. } => {
+                    readable.insert(*key, message.clone());
+                }
+                Record::Remove { key } => {
+                    readable.remove(key);
+                }
+                Record::Update { .. } | Record::Meta { .. } => {}
+            }
+        }
+        drop(readable);
         self.synced = self.log.len();
         self.durable = self.last;
         Ok(self.durable)
@@ -152,6 +177,12 @@ impl Storage for MemoryStorage {
         Ok(recovered)
     }
 
+    fn reader(&self) -> Result<Arc<dyn MessageReader>, StoreError> {
+        Ok(Arc::new(MemoryReader {
+            readable: Arc::clone(&self.readable),
+        }))
+    }
+
     /// Folds every synced record into the base state in one step (this backend is for tests and
     /// throw-away runs, where a whole-log step is cheap enough).
     fn compact(&mut self) -> Result<CompactionReport, StoreError> {
@@ -165,5 +196,32 @@ impl Storage for MemoryStorage {
             records_dropped: u64::try_from(folded).unwrap_or(u64::MAX),
             ..CompactionReport::default()
         })
+    }
+}
+
+/// Reads a [`MemoryStorage`]'s messages as of its last sync (a volatile one's: none).
+#[derive(Debug)]
+struct MemoryReader {
+    readable: Readable,
+}
+
+impl MessageReader for MemoryReader {
+    fn read(&self, keys: &[MessageKey]) -> Result<Vec<Option<Bytes>>, StoreError> {
+        let readable = self.readable.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(keys.iter().map(|key| readable.get(key).cloned()).collect())
+    }
+
+    fn scan(
+        &self,
+        entity: EntityId,
+        from: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, Bytes)>, StoreError> {
+        let readable = self.readable.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(readable
+            .range(MessageKey::from_on(entity, from))
+            .take(limit)
+            .map(|(key, message)| (key.sequence, message.clone()))
+            .collect())
     }
 }

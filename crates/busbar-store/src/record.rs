@@ -15,6 +15,19 @@ pub struct MessageKey {
     pub sequence: i64,
 }
 
+impl MessageKey {
+    /// The keys of `entity` from sequence number `from` on, in order: what a scan covers.
+    pub(crate) fn from_on(entity: EntityId, from: i64) -> std::ops::RangeInclusive<MessageKey> {
+        MessageKey {
+            entity,
+            sequence: from,
+        }..=MessageKey {
+            entity,
+            sequence: i64::MAX,
+        }
+    }
+}
+
 /// Identifies one entry of the entity-scoped key/value metadata map.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct MetaKey {

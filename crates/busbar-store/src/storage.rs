@@ -1,6 +1,9 @@
 //! The `Storage` trait every backend implements.
 
+use std::sync::Arc;
+
 use crate::error::StoreError;
+use crate::reader::MessageReader;
 use crate::record::{Lsn, Record};
 use crate::recovered::Recovered;
 
@@ -35,6 +38,11 @@ pub trait Storage: Send {
     ///
     /// Call it once at start-up. Records appended but not synced are not included.
     fn recover(&mut self) -> Result<Recovered, StoreError>;
+
+    /// A handle that reads live messages back from any thread while this storage goes on
+    /// writing (see [`MessageReader`] for what a read sees). Ask for it before the storage
+    /// moves to its writer thread. A handle may outlive the storage; its reads may then fail.
+    fn reader(&self) -> Result<Arc<dyn MessageReader>, StoreError>;
 
     /// Drops what settled records no longer need, one bounded step per call so appends are not
     /// held up for long. Call it between syncs while it reports work done.

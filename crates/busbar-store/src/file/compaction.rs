@@ -39,6 +39,7 @@ impl FileStorage {
         }
         let removed = self.segments.remove(&victim);
         self.index.forget(victim);
+        self.files.forget(victim);
         let records_in_victim = removed.map_or(0, |info| {
             let next_first = self
                 .segments

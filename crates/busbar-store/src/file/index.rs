@@ -2,6 +2,7 @@
 //! holds: what compaction needs to decide what to copy and what to delete.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::file::format::Entry;
 use crate::file::segment::SegmentId;
@@ -23,13 +24,30 @@ pub(crate) struct MessageFrames {
     pub(crate) update: Option<Location>,
 }
 
+/// Where each live message's frames are, shared between the writer, which changes it, and the
+/// readers, which look messages up in it.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SharedMessages(Arc<RwLock<BTreeMap<MessageKey, MessageFrames>>>);
+
+impl SharedMessages {
+    /// The map, for looking up (a panic elsewhere while it was held cannot leave it half
+    /// changed: every change is one map operation).
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, BTreeMap<MessageKey, MessageFrames>> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<MessageKey, MessageFrames>> {
+        self.0.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// Which frames are live, kept current on every append and rebuilt at start-up.
 ///
 /// Ordered maps rather than hash maps: keys mostly arrive in order (sequence numbers grow), which
 /// makes B-tree inserts cache-friendly, and recovery of a large backlog is dominated by them.
 #[derive(Debug, Default)]
 pub(crate) struct LiveIndex {
-    messages: BTreeMap<MessageKey, MessageFrames>,
+    messages: SharedMessages,
     meta: BTreeMap<MetaKey, Location>,
     high_water: BTreeMap<EntityId, i64>,
     live_bytes: BTreeMap<SegmentId, u64>,
@@ -54,13 +72,18 @@ impl LiveIndex {
                     update: None,
                 };
                 self.add_live(location);
-                if let Some(old) = self.messages.insert(*key, frames) {
+                let old = self.messages.write().insert(*key, frames);
+                if let Some(old) = old {
                     self.release_message(old);
                 }
             }
             Record::Update { key, .. } => {
-                if let Some(frames) = self.messages.get_mut(key) {
-                    let old = frames.update.replace(location);
+                let replaced = self
+                    .messages
+                    .write()
+                    .get_mut(key)
+                    .map(|frames| frames.update.replace(location));
+                if let Some(old) = replaced {
                     self.add_live(location);
                     if let Some(old) = old {
                         self.release(old);
@@ -68,7 +91,8 @@ impl LiveIndex {
                 }
             }
             Record::Remove { key } => {
-                if let Some(old) = self.messages.remove(key) {
+                let old = self.messages.write().remove(key);
+                if let Some(old) = old {
                     self.release_message(old);
                 }
             }
@@ -124,7 +148,12 @@ impl LiveIndex {
 
     /// The live frames of a message, if it is live.
     pub(crate) fn message(&self, key: &MessageKey) -> Option<MessageFrames> {
-        self.messages.get(key).copied()
+        self.messages.read().get(key).copied()
+    }
+
+    /// The live messages' frames, for readers on other threads.
+    pub(crate) fn shared_messages(&self) -> SharedMessages {
+        self.messages.clone()
     }
 
     /// The frame holding a metadata entry's current value, if it is set.

@@ -4,6 +4,7 @@
 mod compaction;
 mod format;
 mod index;
+mod reader;
 mod scan;
 mod segment;
 mod space;
@@ -12,13 +13,16 @@ use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Poison, StoreError};
+use crate::reader::MessageReader;
 use crate::record::{EntityId, Lsn, Record};
 use crate::recovered::Recovered;
 use crate::storage::{CompactionReport, Storage};
 use format::{Entry, HEADER_LEN};
 use index::{LiveIndex, Location};
+use reader::{FileReader, SegmentFiles};
 use scan::ScanMode;
 use segment::SegmentId;
 
@@ -84,6 +88,8 @@ pub struct FileStorage {
     segments: BTreeMap<SegmentId, SegmentInfo>,
     head: Head,
     index: LiveIndex,
+    /// Read handles of the segments, shared with the readers.
+    files: Arc<SegmentFiles>,
     /// Reused encoding buffer: one batch, written with one call.
     encoded: Vec<u8>,
     frame_lens: Vec<u64>,
@@ -153,6 +159,7 @@ impl FileStorage {
                 }
             }
         };
+        let files = Arc::new(SegmentFiles::new(dir.clone()));
         Ok(FileStorage {
             _lock: lock,
             dir,
@@ -160,6 +167,7 @@ impl FileStorage {
             segments,
             head,
             index,
+            files,
             encoded: Vec::new(),
             frame_lens: Vec::new(),
             last: scan.last,
@@ -374,6 +382,13 @@ impl Storage for FileStorage {
         })?;
         recovered.durable = self.durable;
         Ok(recovered)
+    }
+
+    fn reader(&self) -> Result<Arc<dyn MessageReader>, StoreError> {
+        Ok(Arc::new(FileReader {
+            messages: self.index.shared_messages(),
+            files: Arc::clone(&self.files),
+        }))
     }
 
     fn compact(&mut self) -> Result<CompactionReport, StoreError> {

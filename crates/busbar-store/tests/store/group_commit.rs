@@ -59,6 +59,10 @@ impl<S: Storage> Storage for Gated<S> {
         self.inner.recover()
     }
 
+    fn reader(&self) -> Result<std::sync::Arc<dyn busbar_store::MessageReader>, StoreError> {
+        self.inner.reader()
+    }
+
     fn compact(&mut self) -> Result<busbar_store::CompactionReport, StoreError> {
         self.inner.compact()
     }

@@ -11,16 +11,19 @@ mod faults;
 mod group_commit;
 mod model;
 mod preallocate;
+mod reads;
 mod records;
 mod support;
 mod torn_write;
 
 mod memory {
     crate::conformance::conformance_suite!(crate::support::Memory);
+    crate::reads::read_suite!(crate::support::Memory);
     crate::model::model_property!(storage_matches_the_model, crate::support::Memory);
 }
 
 mod file {
     crate::conformance::conformance_suite!(crate::support::File);
+    crate::reads::read_suite!(crate::support::File);
     crate::model::model_property!(storage_matches_the_model, crate::support::File);
 }

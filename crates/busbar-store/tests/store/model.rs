@@ -21,6 +21,18 @@ fn bytes(max: usize) -> impl Strategy<Value = Bytes> {
     prop::collection::vec(any::<u8>(), 0..max).prop_map(Bytes::from)
 }
 
+/// Every key the generated records use (the reads also ask for the absent ones).
+fn all_keys() -> Vec<MessageKey> {
+    (0u32..2)
+        .flat_map(|entity| {
+            (0i64..24).map(move |sequence| MessageKey {
+                entity: EntityId(entity),
+                sequence,
+            })
+        })
+        .collect()
+}
+
 fn record() -> impl Strategy<Value = Record> {
     let key = (0u32..2, 0i64..24).prop_map(|(entity, sequence)| MessageKey {
         entity: EntityId(entity),
@@ -47,8 +59,13 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Runs `ops`, checking recovery against the model after every sync, compaction and restart,
+/// and the reads too whenever everything appended is durable (a read may or may not see what
+/// was appended after the last sync).
 pub(crate) fn run<B: Backend>(ops: &[Op]) -> Result<(), TestCaseError> {
     let mut backend = B::create(true);
+    let mut reader = backend.store().reader().unwrap();
+    let keys = all_keys();
     let mut appended = Model::default();
     let mut synced = Model::default();
     for op in ops {
@@ -60,6 +77,7 @@ pub(crate) fn run<B: Backend>(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Sync => {
                 backend.store().sync().unwrap();
                 synced = appended.clone();
+                prop_assert!(synced.reads_match(&*reader, &keys));
             }
             Op::Compact => {
                 // A step may sync, which is allowed to make more durable, never less.
@@ -68,14 +86,17 @@ pub(crate) fn run<B: Backend>(ops: &[Op]) -> Result<(), TestCaseError> {
                 prop_assert!(synced.matches(&recovered) || appended.matches(&recovered));
                 if appended.matches(&recovered) {
                     synced = appended.clone();
+                    prop_assert!(synced.reads_match(&*reader, &keys));
                 }
             }
             Op::Restart => {
                 backend.store().sync().unwrap();
                 synced = appended.clone();
                 backend.restart();
+                reader = backend.store().reader().unwrap();
                 let recovered = backend.store().recover().unwrap();
                 prop_assert!(synced.matches(&recovered), "{recovered:?} vs {synced:?}");
+                prop_assert!(synced.reads_match(&*reader, &keys));
             }
             Op::Recover => {
                 let recovered = backend.store().recover().unwrap();

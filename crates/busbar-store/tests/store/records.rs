@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use busbar_store::{EntityId, MessageKey, MetaKey, Record, Recovered, Storage, StoredMessage};
+use busbar_store::{
+    EntityId, MessageKey, MessageReader, MetaKey, Record, Recovered, Storage, StoredMessage,
+};
 use bytes::Bytes;
 
 /// A backend the shared suite runs against: how to make one and how to restart it.
@@ -101,6 +103,36 @@ impl Model {
                 };
             }
         }
+    }
+
+    /// Whether `reader` finds exactly this state's messages: by key (over `keys`, absent ones
+    /// included) and by scans of each entity from every start, whole and one at a time.
+    pub(crate) fn reads_match(&self, reader: &dyn MessageReader, keys: &[MessageKey]) -> bool {
+        let expected: Vec<Option<Bytes>> = keys
+            .iter()
+            .map(|key| self.messages.get(key).map(|stored| stored.message.clone()))
+            .collect();
+        if reader.read(keys).unwrap() != expected {
+            return false;
+        }
+        let entities: std::collections::BTreeSet<EntityId> =
+            keys.iter().map(|key| key.entity).collect();
+        entities.into_iter().all(|entity| {
+            let of_entity: Vec<(i64, Bytes)> = self
+                .messages
+                .iter()
+                .filter(|(key, _)| key.entity == entity)
+                .map(|(key, stored)| (key.sequence, stored.message.clone()))
+                .collect();
+            (0..=of_entity.len()).all(|skip| {
+                let from = of_entity
+                    .get(skip)
+                    .map_or(i64::MAX, |(sequence, _)| *sequence);
+                let rest = of_entity.get(skip..).unwrap_or_default();
+                reader.scan(entity, from, usize::MAX).unwrap() == rest
+                    && reader.scan(entity, from, 1).unwrap() == rest.get(..1).unwrap_or(rest)
+            })
+        })
     }
 
     /// Whether `recovered` holds exactly this state.
