@@ -29,7 +29,7 @@ use busbar_admin::explorer::{
     EntityCounts, OutgoingMessage, PeekedMessage, Redriven, SessionInfo, SubQueue,
 };
 use busbar_admin::metrics::MetricsSnapshot;
-use busbar_broker::auth::{SasKeys, SasToken};
+use busbar_broker::auth::{Claim, SasKeys, SasToken};
 use busbar_broker::runtime::{self, Control};
 use busbar_store::StoreCondition;
 
@@ -38,13 +38,20 @@ use convert::{
     subscription_entry, topic_config, topic_entry,
 };
 
-/// Requests carrying a SharedAccessSignature that the namespace keys validate.
-pub(crate) fn authorization() -> Authorization {
-    let keys = SasKeys::emulator();
+/// Requests carrying a SharedAccessSignature of a namespace rule with the Manage right: the
+/// administration API, the explorer's sign-in and the test controls all need it.
+pub(crate) fn authorization(keys: SasKeys) -> Authorization {
     Authorization::SharedAccessSignature(Arc::new(
         move |header: &str, now: i64| -> Result<(), String> {
             let token = SasToken::parse(header).map_err(|error| error.to_string())?;
-            keys.verify(&token, now).map_err(|error| error.to_string())
+            let rights = keys
+                .verify_rights(&token, now)
+                .map_err(|error| error.to_string())?;
+            if rights.allow(Claim::Manage) {
+                Ok(())
+            } else {
+                Err("Manage,EntityRead claims required for this operation.".to_owned())
+            }
         },
     ))
 }

@@ -27,6 +27,7 @@ pub(crate) const DEFAULT_DATA_DIR: &str = "./busbar-data";
 pub(crate) const USAGE: &str = "\
 Usage: busbar [OPTIONS]
        busbar ctl [--admin <URL>] [--key <NAME:KEY>] <COMMAND>
+       busbar keys generate [--name <KEY NAME>]
 
 An AMQP 1.0 message broker that speaks the Azure Service Bus dialect, so the official Service
 Bus SDKs run against it unchanged (connection string with UseDevelopmentEmulator=true).
@@ -64,6 +65,12 @@ Options:
                          With --memory or --storage they go to ./busbar-data/tls (nothing else is
                          written there), so the CA trusted once is the same for runs
                          with and without --memory from the same directory
+  --policies <FILE>      The namespace's shared-access rules, JSON:
+                         {\"SharedAccessPolicies\": [{\"KeyName\", \"PrimaryKey\",
+                         \"SecondaryKey\", \"Rights\": [\"Manage\"|\"Send\"|\"Listen\"]}]};
+                         a key written \"env:NAME\" is read from the environment. Without
+                         it only the emulator's key RootManageSharedAccessKey=SAS_KEY_VALUE
+                         is accepted, and only on loopback listeners
   --test-controls        For test suites only: a virtual clock (`busbar ctl clock advance`)
                          and fault injection (`busbar ctl fault`), on the admin port
   -h, --help             Print this help
@@ -95,6 +102,9 @@ busbar ctl controls a running broker through its administration API:
                          [default: RootManageSharedAccessKey:SAS_KEY_VALUE]
 It prints what the broker did, e.g. `purged 3 messages from orders`.
 
+busbar keys generate prints a fresh 256-bit key, a policies file with a rule of every right
+using it (key name RootManageSharedAccessKey unless --name), and its connection strings.
+
 Exit status: 0 for --help, --version and after a clean shutdown (SIGINT or SIGTERM), 1 for an
 invalid configuration, 2 for a usage error, 3 when the broker cannot start or fails. busbar ctl:
 0 when the broker did it, 1 when it refused or could not be reached, 2 for a usage error.";
@@ -106,6 +116,8 @@ pub(crate) enum Command {
     Serve(ServeOptions),
     /// `busbar ctl`: ask a running broker.
     Ctl(CtlOptions),
+    /// `busbar keys generate`: print a fresh key for a rule of this key name.
+    GenerateKey(String),
     /// Print the usage text.
     Help,
     /// Print the version.
@@ -131,6 +143,8 @@ pub(crate) struct ServeOptions {
     pub(crate) test_controls: bool,
     /// `--memory-budget` in bytes; `None` for the default computed from the machine's memory.
     pub(crate) memory_budget: Option<u64>,
+    /// `--policies`: the shared-access rules, or `None` for the emulator's key.
+    pub(crate) policies: Option<PathBuf>,
 }
 
 /// The administration API's own certificate chain and key (`--tls-cert`, `--tls-key`).
@@ -255,7 +269,14 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
     {
         return parse_ctl(args);
     }
+    if args
+        .next_if(|first| first.to_str() == Some("keys"))
+        .is_some()
+    {
+        return parse_keys(args);
+    }
     let mut config: Option<PathBuf> = None;
+    let mut policies: Option<PathBuf> = None;
     let mut data_dir: Option<PathBuf> = None;
     let mut memory = false;
     let mut storage_url: Option<String> = None;
@@ -291,6 +312,11 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
                 &mut config,
                 "--config",
                 PathBuf::from(value("--config", "<FILE>")?),
+            )?,
+            "--policies" => set_once(
+                &mut policies,
+                "--policies",
+                PathBuf::from(value("--policies", "<FILE>")?),
             )?,
             "--data-dir" => set_once(
                 &mut data_dir,
@@ -394,7 +420,30 @@ pub(crate) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command,
         tls,
         test_controls,
         memory_budget,
+        policies,
     }))
+}
+
+/// `keys generate [--name NAME]`.
+fn parse_keys(args: impl Iterator<Item = OsString>) -> Result<Command, CliError> {
+    let args: Vec<String> = args.map(|arg| arg.to_string_lossy().into_owned()).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["generate"] => Ok(Command::GenerateKey(
+            busbar_broker::auth::DEFAULT_KEY_NAME.to_owned(),
+        )),
+        ["generate", "--name", name] if !name.is_empty() => {
+            Ok(Command::GenerateKey((*name).to_owned()))
+        }
+        _ => Err(CliError::UnknownArgument(format!(
+            "keys {}",
+            args.join(" ")
+        ))),
+    }
 }
 
 /// An address with a port, or `none`.
@@ -447,6 +496,7 @@ mod tests {
             tls: None,
             test_controls: false,
             memory_budget: None,
+            policies: None,
         })
     }
 

@@ -8,6 +8,7 @@ mod cli;
 mod ctl;
 mod gateway;
 mod memory_budget;
+mod policies;
 mod serve;
 mod summary;
 
@@ -40,6 +41,16 @@ fn main() -> ExitCode {
         }
         Ok(Command::Serve(options)) => serve(&options),
         Ok(Command::Ctl(options)) => ctl(&options),
+        Ok(Command::GenerateKey(name)) => match policies::generate(&name) {
+            Ok(text) => {
+                print!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(error) => {
+                eprintln!("busbar: {error}");
+                ExitCode::from(EXIT_FAILED)
+            }
+        },
         Err(error) => {
             eprintln!("busbar: {error}\nRun `busbar --help` for usage.");
             ExitCode::from(EXIT_USAGE)
@@ -61,6 +72,24 @@ fn serve(options: &ServeOptions) -> ExitCode {
             return ExitCode::from(EXIT_INVALID_CONFIG);
         }
     };
+    if let Some(path) = &options.policies {
+        match policies::load(path) {
+            Ok(keys) => config.keys = keys,
+            Err(error) => {
+                eprintln!("busbar: {error}");
+                return ExitCode::from(EXIT_INVALID_CONFIG);
+            }
+        }
+    }
+    let listeners = [
+        Some(options.listen),
+        options.tls_listen,
+        options.admin_listen,
+    ];
+    if let Err(error) = policies::check_exposure(&config.keys, listeners.into_iter().flatten()) {
+        eprintln!("busbar: {error}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     config.memory_budget_bytes = Some(
         options
             .memory_budget

@@ -167,7 +167,7 @@ async fn run<S: Storage + 'static>(
     let started = unix_millis_now();
     let ready = |control| {
         let namespace = Arc::new(BrokerNamespace::new(control, namespace, started));
-        let mut server_config = ServerConfig::new(admin::authorization());
+        let mut server_config = ServerConfig::new(admin::authorization(config.keys.clone()));
         server_config.upgrade = Upgrades::to(WebSocketAmqp::new(amqp_sender.clone()));
         let admin_server = AdminServer::new(namespace, server_config);
         let dispatch = BrokerDispatch::new(amqp_sender, admin_server);

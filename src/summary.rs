@@ -159,6 +159,7 @@ mod tests {
             tls: None,
             test_controls: false,
             memory_budget: None,
+            policies: None,
         };
         let text = describe(&Config::emulator_default(), &options);
         assert!(text.contains("configuration: Config.json\n"));
@@ -178,6 +179,7 @@ mod tests {
             tls: None,
             test_controls: false,
             memory_budget: None,
+            policies: None,
         };
         let text = describe(&Config::emulator_default(), &options);
         let expected = "\

@@ -286,13 +286,14 @@ def _admin_ca(line):
 class Broker:
     """One `busbar` process, restartable on the same data directory."""
 
-    def __init__(self, binary, workdir, config=None, test_controls=False):
+    def __init__(self, binary, workdir, config=None, test_controls=False, extra_args=()):
         # Absolute: the broker runs in the workdir.
         self.binary = os.path.abspath(binary)
         self.workdir = Path(workdir)
         self.data_dir = self.workdir / "data"
         self.config = config
         self.test_controls = test_controls
+        self.extra_args = list(extra_args)
         self.process = None
         self.port = None
         self.starts = 0
@@ -337,6 +338,7 @@ class Broker:
         ]
         if self.test_controls:
             arguments.append("--test-controls")
+        arguments += self.extra_args
         if self.config is not None:
             config_path = self.workdir / "Config.json"
             config_path.write_text(json.dumps(emulator_config(self.config, TOPICS), indent=2))

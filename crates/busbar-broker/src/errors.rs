@@ -170,6 +170,16 @@ pub enum BrokerError {
     /// The token is missing, invalid, expired, or does not cover the entity.
     #[error("Unauthorized access: {0}")]
     Unauthorized(String),
+    /// The caller's tokens cover the entity but their rule lacks the right the operation needs.
+    #[error(
+        "Unauthorized access. '{claim}' claim(s) are required to perform this operation. Resource: '{resource}'."
+    )]
+    MissingClaim {
+        /// The right needed (`Send`, `Listen`, `Manage`).
+        claim: &'static str,
+        /// The entity's address, `sb://namespace/entity`.
+        resource: String,
+    },
     /// A quota was reached.
     #[error("{0}")]
     ResourceLimitExceeded(String),
@@ -273,7 +283,9 @@ impl BrokerError {
             }
             Self::Argument(_) => (c::ARGUMENT_ERROR, StatusCode::BAD_REQUEST),
             Self::ArgumentOutOfRange(_) => (c::ARGUMENT_OUT_OF_RANGE, StatusCode::BAD_REQUEST),
-            Self::Unauthorized(_) => (c::UNAUTHORIZED_ACCESS, StatusCode::UNAUTHORIZED),
+            Self::Unauthorized(_) | Self::MissingClaim { .. } => {
+                (c::UNAUTHORIZED_ACCESS, StatusCode::UNAUTHORIZED)
+            }
             Self::ResourceLimitExceeded(_) | Self::EntityQuotaExceeded { .. } => {
                 (c::RESOURCE_LIMIT_EXCEEDED, StatusCode::FORBIDDEN)
             }

@@ -250,6 +250,7 @@ fn put_token_checks_existence_against_the_configuration() {
     };
     let accepted = PutTokenOutcome::Accepted {
         expires_at_unix_millis: 2_000_000_000_000,
+        rights: busbar_broker::auth::AccessRights::ALL,
     };
     assert_eq!(
         decide("sb://localhost/topic.1/Subscriptions/subscription.1"),

@@ -2,6 +2,7 @@
 
 use hmac::Mac;
 
+use super::rights::AccessRights;
 use super::token::{SasToken, hmac_sha256};
 
 /// The key name of the emulator's connection string.
@@ -46,59 +47,118 @@ pub enum Unauthorized {
     WrongKey(String),
 }
 
-/// The shared-access keys a broker accepts, by key name.
+/// One shared-access authorization rule: a key name, a primary and an optional secondary key
+/// (either signs), and the rights a token signed with them carries.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AuthorizationRule {
+    /// `skn` of the tokens it signs.
+    pub key_name: String,
+    /// The primary key.
+    pub primary_key: String,
+    /// The secondary key, accepted like the primary (so one can be rotated at a time).
+    pub secondary_key: Option<String>,
+    /// What its tokens may do.
+    pub rights: AccessRights,
+}
+
+/// Never prints a key.
+impl std::fmt::Debug for AuthorizationRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthorizationRule")
+            .field("key_name", &self.key_name)
+            .field("rights", &self.rights)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuthorizationRule {
+    /// The rule's keys, primary first.
+    fn keys(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.primary_key.as_str()).chain(self.secondary_key.as_deref())
+    }
+}
+
+/// The shared-access authorization rules a broker accepts, by key name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SasKeys {
-    keys: Vec<(String, String)>,
+    rules: Vec<AuthorizationRule>,
 }
 
 impl SasKeys {
-    /// The emulator's single key: `RootManageSharedAccessKey` = `SAS_KEY_VALUE`.
+    /// The emulator's single key: `RootManageSharedAccessKey` = `SAS_KEY_VALUE`, with every right.
     pub fn emulator() -> Self {
         Self::new([(DEFAULT_KEY_NAME, DEFAULT_KEY)])
     }
 
-    /// Keys from `(name, key)` pairs; a later pair replaces an earlier one of the same name.
+    /// Rules with every right from `(name, key)` pairs; a later pair replaces an earlier one of
+    /// the same name.
     pub fn new<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
-        let mut keys: Vec<(String, String)> = Vec::new();
-        for (name, key) in pairs {
-            keys.retain(|(existing, _)| existing != name);
-            keys.push((name.to_owned(), key.to_owned()));
+        Self::from_rules(pairs.into_iter().map(|(name, key)| AuthorizationRule {
+            key_name: name.to_owned(),
+            primary_key: key.to_owned(),
+            secondary_key: None,
+            rights: AccessRights::ALL,
+        }))
+    }
+
+    /// These rules; a later rule replaces an earlier one of the same key name.
+    pub fn from_rules(rules: impl IntoIterator<Item = AuthorizationRule>) -> Self {
+        let mut kept: Vec<AuthorizationRule> = Vec::new();
+        for rule in rules {
+            kept.retain(|existing| existing.key_name != rule.key_name);
+            kept.push(rule);
         }
-        Self { keys }
+        Self { rules: kept }
     }
 
-    fn key(&self, name: &str) -> Option<&str> {
-        self.keys
+    fn rule(&self, name: &str) -> Option<&AuthorizationRule> {
+        self.rules.iter().find(|rule| rule.key_name == name)
+    }
+
+    /// Whether a rule accepts the emulator's published key, which anyone may know.
+    pub fn accepts_published_key(&self) -> bool {
+        self.rules
             .iter()
-            .find(|(existing, _)| existing == name)
-            .map(|(_, key)| key.as_str())
+            .any(|rule| rule.keys().any(|key| key == DEFAULT_KEY))
     }
 
-    /// Checks the token's signature against the key named by `skn`, then its expiry against
-    /// `now_unix_millis` (a token is valid strictly before its `se` second).
+    /// Checks the token's signature against the keys of the rule named by `skn`, then its
+    /// expiry against `now_unix_millis` (a token is valid strictly before its `se` second).
     pub fn verify(&self, token: &SasToken, now_unix_millis: i64) -> Result<(), Unauthorized> {
-        let key = self
-            .key(token.key_name())
+        self.verify_rights(token, now_unix_millis).map(drop)
+    }
+
+    /// [`verify`](Self::verify), returning the rights of the rule that signed the token.
+    pub fn verify_rights(
+        &self,
+        token: &SasToken,
+        now_unix_millis: i64,
+    ) -> Result<AccessRights, Unauthorized> {
+        let rule = self
+            .rule(token.key_name())
             .ok_or_else(|| Unauthorized::UnknownKeyName(token.key_name().to_owned()))?;
         let signature = token
             .signature_bytes()
             .ok_or(Unauthorized::MalformedSignature)?;
-        let mut mac = hmac_sha256(key);
-        mac.update(token.signed_text().as_bytes());
-        // verify_slice compares in constant time.
-        mac.verify_slice(&signature)
-            .map_err(|_| Unauthorized::SignatureMismatch(token.key_name().to_owned()))?;
+        let signed_by_rule = rule.keys().any(|key| {
+            let mut mac = hmac_sha256(key);
+            mac.update(token.signed_text().as_bytes());
+            // verify_slice compares in constant time.
+            mac.verify_slice(&signature).is_ok()
+        });
+        if !signed_by_rule {
+            return Err(Unauthorized::SignatureMismatch(token.key_name().to_owned()));
+        }
         if now_unix_millis >= token.expiry_unix_millis() {
             return Err(Unauthorized::Expired {
                 expired_at_unix_secs: token.expiry_unix_secs(),
             });
         }
-        Ok(())
+        Ok(rule.rights)
     }
 
     /// Checks a SASL PLAIN initial response (`[authzid] NUL authcid NUL passwd`): the
-    /// username is a key name and the password its key. Returns the key name.
+    /// username is a key name and the password one of its keys. Returns the key name.
     pub fn authenticate_plain(&self, response: &[u8]) -> Result<String, Unauthorized> {
         let text =
             std::str::from_utf8(response).map_err(|_| Unauthorized::MalformedPlainResponse)?;
@@ -108,14 +168,23 @@ impl SasKeys {
         else {
             return Err(Unauthorized::MalformedPlainResponse);
         };
-        let key = self
-            .key(username)
+        let rule = self
+            .rule(username)
             .ok_or_else(|| Unauthorized::UnknownKeyName(username.to_owned()))?;
-        if constant_time_eq(key.as_bytes(), password.as_bytes()) {
+        if rule
+            .keys()
+            .any(|key| constant_time_eq(key.as_bytes(), password.as_bytes()))
+        {
             Ok(username.to_owned())
         } else {
             Err(Unauthorized::WrongKey(username.to_owned()))
         }
+    }
+
+    /// The rights of the rule named `name` (none for an unknown name).
+    pub fn rights_of(&self, name: &str) -> AccessRights {
+        self.rule(name)
+            .map_or(AccessRights::NONE, |rule| rule.rights)
     }
 }
 
@@ -266,6 +335,33 @@ mod tests {
                 Err(Unauthorized::MalformedPlainResponse)
             );
         }
+    }
+
+    #[test]
+    fn either_key_of_a_rule_signs_with_the_rule_s_rights() {
+        let rights = AccessRights::of([crate::auth::Claim::Send]);
+        let keys = SasKeys::from_rules([AuthorizationRule {
+            key_name: "sender".into(),
+            primary_key: "first".into(),
+            secondary_key: Some("second".into()),
+            rights,
+        }]);
+        for key in ["first", "second"] {
+            let token = SasToken::parse(&sign_token("sb://h/q", "sender", key, 100)).unwrap();
+            assert_eq!(keys.verify_rights(&token, 0), Ok(rights));
+            let plain = format!("\0sender\0{key}");
+            assert_eq!(
+                keys.authenticate_plain(plain.as_bytes()),
+                Ok("sender".into())
+            );
+        }
+        let forged = SasToken::parse(&sign_token("sb://h/q", "sender", "third", 100)).unwrap();
+        assert!(keys.verify_rights(&forged, 0).is_err());
+        assert_eq!(keys.rights_of("sender"), rights);
+        assert_eq!(keys.rights_of("nobody"), AccessRights::NONE);
+        assert!(!keys.accepts_published_key());
+        assert!(SasKeys::emulator().accepts_published_key());
+        assert!(!format!("{keys:?}").contains("first"));
     }
 
     #[test]

@@ -5,8 +5,10 @@
 
 mod keys;
 mod put_token;
+mod rights;
 mod token;
 
-pub use keys::{DEFAULT_KEY, DEFAULT_KEY_NAME, SasKeys, Unauthorized};
+pub use keys::{AuthorizationRule, DEFAULT_KEY, DEFAULT_KEY_NAME, SasKeys, Unauthorized};
 pub use put_token::{PutTokenOutcome, put_token};
+pub use rights::{AccessRights, Claim};
 pub use token::{SasToken, TokenError, sign_token};

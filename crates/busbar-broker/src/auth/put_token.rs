@@ -1,6 +1,7 @@
 //! The `$cbs` put-token decision: is this token good for that audience, and does the entity exist?
 
 use super::keys::{SasKeys, Unauthorized};
+use super::rights::AccessRights;
 use super::token::SasToken;
 use crate::address::{Address, EntityPath, path_of};
 use crate::errors::BrokerError;
@@ -12,6 +13,8 @@ pub enum PutTokenOutcome {
     Accepted {
         /// When the token stops being valid.
         expires_at_unix_millis: i64,
+        /// The rights of the rule that signed it.
+        rights: AccessRights,
     },
     /// The token is malformed, wrongly signed, expired or for another audience (status 401).
     Unauthorized(Unauthorized),
@@ -52,9 +55,10 @@ pub fn put_token(
         Ok(token) => token,
         Err(error) => return PutTokenOutcome::Unauthorized(error.into()),
     };
-    if let Err(reason) = keys.verify(&token, now_unix_millis) {
-        return PutTokenOutcome::Unauthorized(reason);
-    }
+    let rights = match keys.verify_rights(&token, now_unix_millis) {
+        Ok(rights) => rights,
+        Err(reason) => return PutTokenOutcome::Unauthorized(reason),
+    };
     if !token.covers(audience) {
         return PutTokenOutcome::Unauthorized(Unauthorized::AudienceMismatch {
             audience: token.audience().to_owned(),
@@ -63,6 +67,7 @@ pub fn put_token(
     }
     let accepted = PutTokenOutcome::Accepted {
         expires_at_unix_millis: token.expiry_unix_millis(),
+        rights,
     };
     let path = path_of(audience).trim_end_matches('/');
     if path.is_empty() {
@@ -122,6 +127,7 @@ mod tests {
     fn valid_tokens_for_existing_entities_are_accepted() {
         let accepted = PutTokenOutcome::Accepted {
             expires_at_unix_millis: 1_700_003_600_000,
+            rights: crate::auth::AccessRights::ALL,
         };
         for audience in [
             "sb://localhost:5673/q-basic",

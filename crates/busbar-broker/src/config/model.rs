@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::address::EntityPath;
+use crate::auth::SasKeys;
 use crate::names::EntityName;
 
 /// The name Service Bus gives the rule of a subscription created without rules.
@@ -25,6 +26,9 @@ pub struct Config {
     /// `--memory-budget`; not part of `Config.json`): sends are refused once every entity's
     /// messages together reach it. `None`: no limit.
     pub memory_budget_bytes: Option<u64>,
+    /// The shared-access rules tokens are checked against (the binary's `--policies`; not
+    /// part of `Config.json`): the emulator's key unless set.
+    pub keys: SasKeys,
 }
 
 /// The namespace and its entities, in file order.
@@ -220,6 +224,7 @@ impl Config {
                 console: false,
             },
             memory_budget_bytes: None,
+            keys: SasKeys::emulator(),
         }
     }
 }

@@ -11,6 +11,7 @@ use super::model::{
     SqlExpression, SubscriptionConfig, TopicConfig,
 };
 use super::reader::{DurationLimits, Fields, Invalid, describe_value};
+use crate::auth::SasKeys;
 use crate::names::EntityName;
 
 /// Service Bus: a peek-lock lasts 5 seconds to 5 minutes.
@@ -157,6 +158,7 @@ pub(super) fn resolve(document: &Value) -> Result<Config, Invalid> {
         namespace,
         logging,
         memory_budget_bytes: None,
+        keys: SasKeys::emulator(),
     })
 }
 

@@ -20,7 +20,7 @@ fn suffix(entity: &str) -> String {
 }
 
 /// How many variants `BrokerError` has.
-const VARIANTS: usize = 23;
+const VARIANTS: usize = 24;
 
 /// A number per variant. The match has no wildcard, so a new variant does not compile until it
 /// is numbered here, and then the table test fails until the table covers it too.
@@ -49,6 +49,7 @@ fn variant_number(error: &BrokerError) -> usize {
         BrokerError::TransactionUnknown => 20,
         BrokerError::TransactionRolledBack { .. } => 21,
         BrokerError::TransactionTimedOut => 22,
+        BrokerError::MissingClaim { .. } => 23,
     }
 }
 
@@ -138,6 +139,15 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             c::TRANSACTION_TIMEOUT,
             408,
             "The transaction timed out and was rolled back.",
+        ),
+        (
+            BrokerError::MissingClaim {
+                claim: "Send",
+                resource: "sb://sbemulatorns/q".into(),
+            },
+            c::UNAUTHORIZED_ACCESS,
+            401,
+            "Unauthorized access. 'Send' claim(s) are required to perform this operation. Resource: 'sb://sbemulatorns/q'.",
         ),
         (
             BrokerError::StoreUnavailable {

@@ -222,7 +222,7 @@ where
     ready(Control::new(&control));
     let shared = Arc::new(Shared {
         registry,
-        keys: SasKeys::emulator(),
+        keys: config.keys.clone(),
         namespace: config.namespace.name.clone(),
         clock,
         max_message_size: MAX_MESSAGE_SIZE,

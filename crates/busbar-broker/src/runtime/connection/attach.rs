@@ -12,6 +12,7 @@ use super::send_window::{SEND_CREDIT, SendWindow};
 use super::session_attach::{AcceptingSession, is_session_receiver, session_filter_descriptor};
 use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
+use crate::auth::{AccessRights, Claim};
 use crate::errors::BrokerError;
 use crate::runtime::registry::{EntityHandle, Resolved};
 
@@ -118,7 +119,7 @@ impl BrokerConnection {
                 ))
             }
             (Role::Sender, Address::Entity(via)) => {
-                self.check_access(&via)?;
+                self.check_access(&via, &[Claim::Send])?;
                 // Send-via (cross-entity transactions): the link is attached to the entity the
                 // transaction goes through, and names the real destination in a property.
                 let node = match transfer_destination(request)? {
@@ -151,7 +152,7 @@ impl BrokerConnection {
                 ))
             }
             (Role::Receiver, Address::Entity(node)) => {
-                let (entity, sub_queue) = self.entity_of(&node)?;
+                let (entity, sub_queue) = self.entity_of(&node, &[Claim::Listen])?;
                 if sub_queue == SubQueue::Main {
                     check_session_kind(&entity, request)?;
                 }
@@ -197,20 +198,27 @@ impl BrokerConnection {
         &self,
         node: &EntityNode,
     ) -> Result<(EntityHandle, SubQueue, bool), BrokerError> {
+        // Sending (schedule) and receiving (peek, renew, settle) both go through `$management`.
+        let either = &[Claim::Send, Claim::Listen];
         if node.sub_queue == AddressSubQueue::Active {
-            self.check_access(node)?;
+            self.check_access(node, either)?;
             if let Some(Resolved::Topic(topic)) = self.shared.registry.current().resolve(&node.path)
             {
                 return Ok((topic.scheduled.clone(), SubQueue::Main, true));
             }
         }
-        let (entity, sub_queue) = self.entity_of(node)?;
+        let (entity, sub_queue) = self.entity_of(node, either)?;
         Ok((entity, sub_queue, false))
     }
 
-    /// The queue or subscription a node names (receive and management), after authorisation.
-    fn entity_of(&self, node: &EntityNode) -> Result<(EntityHandle, SubQueue), BrokerError> {
-        self.check_access(node)?;
+    /// The queue or subscription a node names (receive and management), after authorisation
+    /// for one of `claims`.
+    fn entity_of(
+        &self,
+        node: &EntityNode,
+        claims: &[Claim],
+    ) -> Result<(EntityHandle, SubQueue), BrokerError> {
+        self.check_access(node, claims)?;
         let sub_queue = match node.sub_queue {
             AddressSubQueue::Active => SubQueue::Main,
             AddressSubQueue::DeadLetter => SubQueue::DeadLetter,
@@ -226,23 +234,23 @@ impl BrokerConnection {
         }
     }
 
-    /// Unknown entities are reported as such only to a client allowed to ask.
-    fn check_access(&self, node: &EntityNode) -> Result<(), BrokerError> {
-        if self.authorized(&node.path) {
+    /// Whether the connection holds one of `claims` on the node. Authorisation comes before
+    /// existence, as in Service Bus: unknown entities are reported as such only to a client
+    /// whose rights would have let it use them.
+    fn check_access(&self, node: &EntityNode, claims: &[Claim]) -> Result<(), BrokerError> {
+        let rights = self.rights(&node.path);
+        if claims.iter().any(|&claim| rights.allow(claim)) {
             Ok(())
-        } else if self.shared.registry.current().resolve(&node.path).is_none()
-            && self.has_any_grant()
-        {
-            Err(self.not_found(node))
-        } else {
+        } else if rights == AccessRights::NONE {
             Err(BrokerError::Unauthorized(format!(
                 "no valid token for '{node}' was put on $cbs"
             )))
+        } else {
+            Err(BrokerError::MissingClaim {
+                claim: claims.first().map_or("Manage", |claim| claim.name()),
+                resource: format!("sb://{}/{}", self.shared.namespace, node.path),
+            })
         }
-    }
-
-    fn has_any_grant(&self) -> bool {
-        self.authenticated || !self.grants.is_empty()
     }
 
     fn not_found(&self, node: &EntityNode) -> BrokerError {

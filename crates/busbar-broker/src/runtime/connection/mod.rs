@@ -34,6 +34,7 @@ use super::Shared;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey, post_entity};
 use super::registry::EntityHandle;
 use crate::address::EntityPath;
+use crate::auth::AccessRights;
 use crate::errors::{BrokerError, ErrorScope, TrackingId, WireError};
 
 /// A link on which we deliver messages from an entity.
@@ -104,6 +105,8 @@ enum LinkKind {
 struct Grant {
     path: Option<EntityPath>,
     expires_at: Timestamp,
+    /// The rights of the rule that signed the token.
+    rights: AccessRights,
 }
 
 /// One connection's broker state.
@@ -112,7 +115,8 @@ pub(crate) struct BrokerConnection {
     id: u64,
     mailbox: Mailbox,
     /// SASL PLAIN with a valid key authorises every entity.
-    authenticated: bool,
+    /// The rights of the rule whose key SASL PLAIN presented (none without it).
+    authenticated: AccessRights,
     grants: Vec<Grant>,
     links: HashMap<LinkId, LinkKind>,
     /// Entity inboxes of receive links that ended, for deliveries still on their way to them.
@@ -135,7 +139,7 @@ impl BrokerConnection {
             shared,
             id,
             mailbox,
-            authenticated: false,
+            authenticated: AccessRights::NONE,
             grants: Vec::new(),
             links: HashMap::new(),
             detached_receivers: HashMap::new(),
@@ -150,13 +154,18 @@ impl BrokerConnection {
         self.shared.clock.now()
     }
 
-    /// Whether this connection may use the entity at `path` (token expiry is wall time: a
-    /// virtual clock moved ahead does not expire the clients' tokens).
-    fn authorized(&self, path: &EntityPath) -> bool {
+    /// The rights this connection holds on the entity at `path`: its SASL PLAIN credential's
+    /// and those of its unexpired tokens covering `path` (token expiry is wall time: a virtual
+    /// clock moved ahead does not expire the clients' tokens).
+    fn rights(&self, path: &EntityPath) -> AccessRights {
         let now = self.shared.clock.wall_now();
-        self.authenticated
-            || self.grants.iter().any(|grant| {
+        self.grants
+            .iter()
+            .filter(|grant| {
                 grant.expires_at > now && grant.path.as_ref().is_none_or(|granted| granted == path)
+            })
+            .fold(self.authenticated, |rights, grant| {
+                rights.union(grant.rights)
             })
     }
 
@@ -211,8 +220,8 @@ impl BrokerConnection {
             } => {
                 let response = format!("{authzid}\0{username}\0{password}");
                 match self.shared.keys.authenticate_plain(response.as_bytes()) {
-                    Ok(_) => {
-                        self.authenticated = true;
+                    Ok(name) => {
+                        self.authenticated = self.shared.keys.rights_of(&name);
                         SaslVerdict::Ok
                     }
                     Err(reason) => {

@@ -182,6 +182,7 @@ impl BrokerConnection {
             None => {
                 if let PutTokenOutcome::Accepted {
                     expires_at_unix_millis,
+                    rights,
                 } = outcome
                 {
                     let path = match Address::parse(audience) {
@@ -194,6 +195,7 @@ impl BrokerConnection {
                     self.grants.push(Grant {
                         path,
                         expires_at: busbar_core::Timestamp(expires_at_unix_millis),
+                        rights,
                     });
                 }
                 success(
