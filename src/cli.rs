@@ -43,8 +43,9 @@ Options:
                          the lease` and take over when it dies. Not with --memory or
                          --data-dir
   --memory-budget <SIZE> Bytes of messages all entities together may hold in memory, e.g.
-                         2GiB, 512MB: past it sends are refused with
-                         amqp:resource-limit-exceeded until receivers take messages
+                         2GiB, 512MB: past it the bytes of the messages last in line stay
+                         in the store only, read back when their turn comes (with --memory,
+                         sends are refused with amqp:resource-limit-exceeded instead)
                          [default: a quarter of the machine's memory, or of the cgroup's limit]
   --listen <ADDR:PORT>   AMQP listen address [default: 127.0.0.1:5672]
   --tls-listen <ADDR:PORT|none>

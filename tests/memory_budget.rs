@@ -1,8 +1,10 @@
-//! Memory under a backlog, end to end against the real binary with fe2o3-amqp: the broker-wide
-//! `--memory-budget` refuses sends with `amqp:resource-limit-exceeded` once the messages held
-//! reach it and takes them again once receivers drain; and a backlog of a few hundred MB, once
-//! drained, gives its memory back to the system (the broker's `VmRSS` falls back near where it
-//! started).
+//! Memory under a backlog, end to end against the real binary with fe2o3-amqp: with `--memory`
+//! (nowhere to evict to) the broker-wide `--memory-budget` refuses sends with
+//! `amqp:resource-limit-exceeded` once the messages held reach it and takes them again once
+//! receivers drain; on disk, a backlog sixteen times the budget is accepted with the broker's
+//! `VmRSS` bounded, survives a SIGKILL and drains in order (its bytes evicted to the store and
+//! read back); and a backlog of a few hundred MB within the budget, once drained, gives its
+//! memory back to the system (`VmRSS` falls back near where it started).
 
 #![allow(clippy::unwrap_used)]
 
@@ -162,5 +164,80 @@ async fn a_drained_backlog_gives_its_memory_back() {
         now_kib <= bound_kib,
         "VmRSS still {now_kib} KiB {GIVE_BACK_WITHIN:?} after the drain (start {start_kib} KiB, \
          full {full_kib} KiB, bound {bound_kib} KiB)"
+    );
+}
+
+/// A backlog sixteen times the budget: 256 MiB of 64 KiB messages under a 16 MiB budget.
+const ON_DISK_MESSAGES: usize = 4096;
+const ON_DISK_BUDGET: &str = "16MiB";
+/// What the broker may hold beyond its start while the backlog sits on disk: the budget, the
+/// messages in flight and the allocator's slack, far below the backlog's 262,144 KiB.
+const ON_DISK_RSS_BOUND_KIB: u64 = 96 * 1024;
+
+/// A numbered 64 KiB body, so the drain can check order and content.
+fn numbered(index: usize) -> String {
+    format!("{index:08}{}", "x".repeat(BODY - 8))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlog_past_the_budget_is_held_on_disk_and_drains_in_order_after_a_kill() {
+    let dir = scratch_dir("backlog-on-disk");
+    let (config, data) = (write_config(&dir, &["q"]), dir.join("data"));
+    let flags = ["--memory-budget", ON_DISK_BUDGET];
+    let broker = Broker::spawn_with(Some(config.clone()), Some(data.clone()), &flags);
+    let (connection, mut session) = connect(&broker, "backlog").await;
+    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
+        .await
+        .unwrap();
+    // One send first, so that the baseline holds what any send allocates.
+    step(sender.send("warm-up".to_owned())).await.unwrap();
+    let start_kib = broker.rss_kib();
+    let mut outcomes: VecDeque<DeliveryFut<Result<Outcome, SendError>>> =
+        VecDeque::with_capacity(IN_FLIGHT);
+    for index in 0..ON_DISK_MESSAGES {
+        if outcomes.len() == IN_FLIGHT {
+            let outcome = step(outcomes.pop_front().unwrap()).await.unwrap();
+            assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+        }
+        outcomes.push_back(step(sender.send_batchable(numbered(index))).await.unwrap());
+    }
+    for outcome in outcomes {
+        let outcome = step(outcome).await.unwrap();
+        assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+    }
+    let full_kib = broker.rss_kib();
+    eprintln!("VmRSS {start_kib} KiB at start, {full_kib} KiB holding a 262144 KiB backlog");
+    assert!(
+        full_kib < start_kib + ON_DISK_RSS_BOUND_KIB,
+        "VmRSS {full_kib} KiB holding the backlog (start {start_kib} KiB)"
+    );
+    drop((sender, session, connection));
+
+    broker.kill();
+    let broker = Broker::spawn_with(Some(config), Some(data), &flags);
+    let restarted_kib = broker.rss_kib();
+    let (_connection, mut session) = connect(&broker, "drain").await;
+    let mut receiver = receive_and_delete(&mut session, "q").await;
+    step(receiver.set_credit(1)).await.unwrap();
+    let warm_up = step(receiver.recv::<String>()).await.unwrap();
+    assert_eq!(warm_up.body(), "warm-up");
+    let mut taken = 0;
+    while taken < ON_DISK_MESSAGES {
+        let batch = 64.min(ON_DISK_MESSAGES - taken);
+        step(receiver.set_credit(u32::try_from(batch).unwrap()))
+            .await
+            .unwrap();
+        for index in taken..taken + batch {
+            let delivery = step(receiver.recv::<String>()).await.unwrap();
+            assert!(
+                *delivery.body() == numbered(index),
+                "message {index} out of order"
+            );
+        }
+        taken += batch;
+    }
+    eprintln!(
+        "VmRSS {restarted_kib} KiB after the restart, {} KiB drained",
+        broker.rss_kib()
     );
 }

@@ -43,7 +43,7 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 fn the_python_durability_and_failover_cases_pass_on_postgres() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = prepared_environment(&root.join("tests").join("python").join("requirements.txt"));
-    let runs: Vec<_> = ["test_restart.py", "failover_postgres.py"]
+    let runs: Vec<_> = ["test_restart.py", "test_backlog_on_disk.py", "failover_postgres.py"]
         .into_iter()
         .map(|file| {
             let url = PgServer::shared().create_database("python");

@@ -54,6 +54,10 @@ pub(super) async fn snapshot(control: &Control) -> Result<MetricsSnapshot, Contr
         store_group_size: histogram(&traffic.store.group_size, 1.0),
         memory_used_bytes: traffic.memory_used_bytes,
         memory_budget_bytes: traffic.memory_budget_bytes,
+        cache_hits: traffic.cache.hits,
+        cache_misses: traffic.cache.misses,
+        cache_evictions: traffic.cache.evictions,
+        cache_read_bytes: traffic.cache.bytes_read,
     })
 }
 

@@ -115,6 +115,9 @@ QUEUES = {
     "q-dlq-forward-source": {"MaxDeliveryCount": 1, "ForwardDeadLetteredMessagesTo": "q-dlq-forward-target"},
     "q-dlq-forward-target": {},
     "q-filter-error-target": {},
+    # A backlog past the memory budget (test_backlog_on_disk.py).
+    "q-backlog": {},
+    "q-backlog-sessions": {"RequiresSession": True},
     # GET /metrics (test_metrics.py).
     "q-metrics": {},
     "q-metrics-session": {"RequiresSession": True},

@@ -46,6 +46,14 @@ pub struct MetricsSnapshot {
     pub memory_used_bytes: u64,
     /// The broker's memory budget for messages, in bytes.
     pub memory_budget_bytes: u64,
+    /// Deliveries and peeks whose message bytes were in memory.
+    pub cache_hits: u64,
+    /// Deliveries and peeks whose message bytes were read back from the store one by one.
+    pub cache_misses: u64,
+    /// Messages whose bytes were evicted from memory to the store.
+    pub cache_evictions: u64,
+    /// Bytes of messages read back from the store (read-ahead included).
+    pub cache_read_bytes: u64,
 }
 
 /// A histogram at one moment.
@@ -274,7 +282,7 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
         ),
         (
             "busbar_memory_budget_bytes",
-            "The memory budget for messages: sends are refused once it is used up",
+            "The memory budget for messages: past it their bytes are evicted to the store (with --memory, sends are refused)",
             snapshot.memory_budget_bytes,
         ),
     ];
@@ -308,6 +316,26 @@ pub fn render(snapshot: &MetricsSnapshot) -> String {
             "servicebus_throttled_requests",
             "Requests refused as server-busy",
             snapshot.throttled_requests,
+        ),
+        (
+            "busbar_cache_hits",
+            "Deliveries and peeks whose message bytes were in memory",
+            snapshot.cache_hits,
+        ),
+        (
+            "busbar_cache_misses",
+            "Deliveries and peeks whose message bytes were read back from the store one by one",
+            snapshot.cache_misses,
+        ),
+        (
+            "busbar_cache_evictions",
+            "Messages whose bytes were evicted from memory to the store",
+            snapshot.cache_evictions,
+        ),
+        (
+            "busbar_cache_read_bytes",
+            "Bytes of messages read back from the store, read-ahead included",
+            snapshot.cache_read_bytes,
         ),
     ];
     for (name, help, value) in counters {
@@ -345,6 +373,10 @@ mod tests {
             throttled_requests: 2,
             memory_used_bytes: 4096,
             memory_budget_bytes: 1 << 30,
+            cache_hits: 11,
+            cache_misses: 12,
+            cache_evictions: 13,
+            cache_read_bytes: 14,
             store_sync_seconds: HistogramSnapshot {
                 buckets: vec![(0.001, 3), (0.01, 1), (f64::INFINITY, 0)],
                 sum: 0.0125,
@@ -372,6 +404,10 @@ mod tests {
             "servicebus_throttled_requests_total 2".to_owned(),
             "busbar_memory_used_bytes 4096".to_owned(),
             "busbar_memory_budget_bytes 1073741824".to_owned(),
+            "busbar_cache_hits_total 11".to_owned(),
+            "busbar_cache_misses_total 12".to_owned(),
+            "busbar_cache_evictions_total 13".to_owned(),
+            "busbar_cache_read_bytes_total 14".to_owned(),
             format!("busbar_lock_renewals_total{entity} 6"),
             format!("busbar_session_locks_lost_total{entity} 2"),
             format!("busbar_inbox_depth{entity} 9"),

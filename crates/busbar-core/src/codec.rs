@@ -5,6 +5,10 @@
 //! 4 message-id, 8 session-id), [i64 scheduled], [u64 ttl_ms], [u32 len, message-id],
 //! [u32 len, session-id utf-8], u32 len, payload`.
 //!
+//! Index form of a message part (what a restart keeps of a message whose bytes stay in the
+//! store): `u8 0x81, u64 encoded_len, u64 payload_len`, then the version 1 part with an empty
+//! payload.
+//!
 //! State part, version 1: `u8 version, u8 queue (0 main, 1 dead-letter), u8 state (0 active,
 //! 1 deferred, 2 scheduled), u32 delivery_count, u8 flags (1 dead-letter info, 2 reason,
 //! 4 description), [u32 len, reason], [u32 len, description], u32 count, count × (u32 len, key
@@ -19,6 +23,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 const VERSION: u8 = 1;
+/// Marks a message part's index form (see [`index_part`]).
+const INDEX_FORM: u8 = 0x81;
 
 /// A change to persist, drained by the caller with [`Entity::drain_records`](crate::Entity::drain_records).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,6 +100,9 @@ pub(crate) fn encode_body(fields: BodyFields<'_>) -> MessageBody {
     let encoded = buf.freeze();
     let payload = encoded.slice(encoded.len() - fields.payload.len()..);
     MessageBody {
+        encoded_len: u64::try_from(encoded.len()).unwrap_or(u64::MAX),
+        payload_len: u64::try_from(payload.len()).unwrap_or(u64::MAX),
+        evicted: false,
         encoded,
         payload,
         message_id: fields.message_id,
@@ -106,8 +115,56 @@ pub(crate) fn encode_body(fields: BodyFields<'_>) -> MessageBody {
     }
 }
 
-/// Decodes an immutable part; the payload and message-id are slices of `encoded`.
+/// The AMQP message of an immutable part as the store keeps it (what an evicted delivery's
+/// payload is, once read back): a slice of `stored`, not a copy.
+pub fn payload_of(stored: Bytes) -> Result<Bytes, CoreError> {
+    decode_body(stored).map(|body| body.payload)
+}
+
+/// What a restart needs to keep of a stored message part when its bytes stay in the store: the
+/// ids, times and sizes without the AMQP message, a copy that shares nothing with `stored` (so
+/// the store's read buffer can go). A part that does not decode is returned unchanged, for
+/// the restore to report.
+pub fn index_part(stored: &Bytes) -> Bytes {
+    let Ok(body) = decode_body(stored.clone()) else {
+        return stored.clone();
+    };
+    let fields = BodyFields {
+        payload: &[],
+        message_id: body.message_id.as_deref().map(Bytes::copy_from_slice),
+        session_id: body.session_id,
+        accepted_time: body.accepted_time,
+        time_to_live: body.time_to_live,
+        scheduled_enqueue_time: body.scheduled_enqueue_time,
+    };
+    let header = encode_body(fields).encoded;
+    let mut buf = BytesMut::with_capacity(17 + header.len());
+    buf.put_u8(INDEX_FORM);
+    buf.put_u64(body.encoded_len);
+    buf.put_u64(body.payload_len);
+    buf.put_slice(&header);
+    buf.freeze()
+}
+
+/// Decodes an immutable part (or its index form, as an evicted body); the payload and
+/// message-id are slices of `encoded`.
 pub(crate) fn decode_body(encoded: Bytes) -> Result<MessageBody, CoreError> {
+    if encoded.first() == Some(&INDEX_FORM) {
+        let mut reader = Reader::new(&encoded);
+        reader.u8()?;
+        let (encoded_len, payload_len) = (reader.u64()?, reader.u64()?);
+        if encoded.get(17) == Some(&INDEX_FORM) {
+            return Err(CoreError::Decode("an index form inside an index form"));
+        }
+        let mut body = decode_body(encoded.slice(17..))?;
+        if !body.payload.is_empty() {
+            return Err(CoreError::Decode("an index form carries no payload"));
+        }
+        body.evict();
+        body.encoded_len = encoded_len;
+        body.payload_len = payload_len;
+        return Ok(body);
+    }
     let mut reader = Reader::new(&encoded);
     if reader.u8()? != VERSION {
         return Err(CoreError::Decode("unknown message format version"));
@@ -140,6 +197,9 @@ pub(crate) fn decode_body(encoded: Bytes) -> Result<MessageBody, CoreError> {
     let payload = reader.slice(&encoded)?;
     reader.finish()?;
     Ok(MessageBody {
+        encoded_len: u64::try_from(encoded.len()).unwrap_or(u64::MAX),
+        payload_len: u64::try_from(payload.len()).unwrap_or(u64::MAX),
+        evicted: false,
         encoded,
         payload,
         message_id,

@@ -1,6 +1,8 @@
 //! Messages as the core sees them: what comes in (`NewMessage`), what goes out (`Delivery`), and
 //! the stored form with its volatile stage.
 
+use crate::codec::decode_body;
+use crate::error::CoreError;
 use crate::lock::LockToken;
 use crate::time::{SequenceNumber, Timestamp};
 use bytes::Bytes;
@@ -140,8 +142,12 @@ pub struct DeliveryLock {
 pub struct Delivery {
     /// `x-opt-sequence-number`.
     pub sequence: SequenceNumber,
-    /// The encoded AMQP message as enqueued (a cheap clone of the stored bytes).
+    /// The encoded AMQP message as enqueued (a cheap clone of the stored bytes); empty when
+    /// `payload_in_store`.
     pub payload: Bytes,
+    /// The message's bytes were evicted from memory: the caller reads them from the store
+    /// (`(entity, sequence)`) and takes the payload out with [`payload_of`](crate::payload_of).
+    pub payload_in_store: bool,
     /// The message-id given at enqueue.
     pub message_id: Option<Bytes>,
     /// The session id given at enqueue.
@@ -211,11 +217,21 @@ impl Stage {
 }
 
 /// The immutable part of a stored message, written once by the insert record.
+///
+/// Its bytes may be *evicted*: dropped from memory once durable, and read back from the store
+/// when the message is delivered or peeked. What the state machine needs (ids, times, sizes)
+/// stays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MessageBody {
-    /// The encoded immutable part as persisted; `payload` is a slice of it.
+    /// The encoded immutable part as persisted; `payload` is a slice of it. Both are empty
+    /// while `evicted`.
     pub(crate) encoded: Bytes,
     pub(crate) payload: Bytes,
+    /// The lengths of `encoded` and `payload`, kept while they are evicted.
+    pub(crate) encoded_len: u64,
+    pub(crate) payload_len: u64,
+    /// Whether the bytes are only in the store now.
+    pub(crate) evicted: bool,
     pub(crate) message_id: Option<Bytes>,
     pub(crate) session_id: Option<String>,
     /// When enqueue was called (the duplicate-detection clock).
@@ -235,6 +251,33 @@ impl MessageBody {
 
     pub(crate) fn expires_at(&self) -> Option<Timestamp> {
         Some(self.enqueued_time().saturating_add(self.time_to_live?))
+    }
+
+    /// Drops the encoded bytes (the caller makes sure the store has them). The message-id is
+    /// copied out first: as a slice it would keep the whole encoded message alive.
+    pub(crate) fn evict(&mut self) {
+        if self.evicted {
+            return;
+        }
+        self.message_id = self.message_id.as_deref().map(Bytes::copy_from_slice);
+        self.encoded = Bytes::new();
+        self.payload = Bytes::new();
+        self.evicted = true;
+    }
+
+    /// Takes the encoded bytes back, as read from the store; refused (nothing changed) when
+    /// they do not decode to a message of the same sizes.
+    pub(crate) fn restore(&mut self, encoded: Bytes) -> Result<(), CoreError> {
+        let read = decode_body(encoded)?;
+        if read.encoded_len != self.encoded_len || read.payload_len != self.payload_len {
+            return Err(CoreError::Decode(
+                "the stored message is not the one indexed",
+            ));
+        }
+        self.encoded = read.encoded;
+        self.payload = read.payload;
+        self.evicted = false;
+        Ok(())
     }
 }
 
@@ -258,14 +301,22 @@ impl StoredMessage {
     /// What the message counts toward the entity's size quota: its encoded AMQP message, the
     /// size Service Bus reports for it (the immutable part never changes, so neither does this).
     pub(crate) fn size_bytes(&self) -> u64 {
-        u64::try_from(self.body.payload.len()).unwrap_or(u64::MAX)
+        self.body.payload_len
     }
 
     /// What the message charges to the memory budget: its encoded immutable part, which holds
-    /// the whole AMQP message (the payload is a slice of it), and what holding it costs besides.
+    /// the whole AMQP message (the payload is a slice of it), unless evicted, and what holding
+    /// it costs besides (its ids among them once evicted).
     pub(crate) fn memory_bytes(&self) -> u64 {
-        let encoded = u64::try_from(self.body.encoded.len()).unwrap_or(u64::MAX);
-        encoded.saturating_add(MESSAGE_OVERHEAD_BYTES)
+        let body = &self.body;
+        let held = if body.evicted {
+            let id = body.message_id.as_ref().map_or(0, Bytes::len);
+            let session = body.session_id.as_ref().map_or(0, String::len);
+            u64::try_from(id + session).unwrap_or(u64::MAX)
+        } else {
+            body.encoded_len
+        };
+        held.saturating_add(MESSAGE_OVERHEAD_BYTES)
     }
 
     pub(crate) fn delivery(
@@ -276,6 +327,7 @@ impl StoredMessage {
         Delivery {
             sequence,
             payload: self.body.payload.clone(),
+            payload_in_store: self.body.evicted,
             message_id: self.body.message_id.clone(),
             session_id: self.body.session_id.clone(),
             delivery_count: self.delivery_count,

@@ -164,3 +164,64 @@ fn a_dropped_entity_gives_back_what_it_held_and_a_restored_one_charges_again() {
         .with_memory_budget(budget.clone());
     assert_eq!((budget.used(), restored.memory_bytes()), (held, held));
 }
+
+#[test]
+fn with_bodies_in_the_store_the_budget_evicts_instead_of_refusing() {
+    let large = || NewMessage {
+        payload: bytes::Bytes::from(vec![b'x'; 1000]),
+        ..NewMessage::default()
+    };
+    let one = cost_of(large());
+    let budget = MemoryBudget::new(2 * one);
+    let mut queue = charged(&budget);
+    queue.keep_bodies_in_store();
+    let mut stored = std::collections::BTreeMap::new();
+    for _ in 0..5 {
+        queue.enqueue(vec![large()], at(0)).unwrap();
+    }
+    // Not yet durable: nothing may go, the store may not have them.
+    assert_eq!(queue.evict_bodies(u64::MAX), (0, 0));
+    for record in queue.drain_records() {
+        if let busbar_core::Record::Insert {
+            sequence, message, ..
+        } = record
+        {
+            stored.insert(sequence, message);
+        }
+    }
+    queue.mark_durable(SequenceNumber(5));
+    assert!(budget.is_exhausted());
+    // The last to be received go first, until the budget holds what is left.
+    let over = budget.used() - budget.limit();
+    let (freed, evicted) = queue.evict_bodies(over);
+    assert!(freed >= over && evicted >= 1);
+    assert!(budget.used() <= budget.limit());
+    let at_head = queue.evicted_at_head(SubQueue::Main, 10, u64::MAX);
+    assert_eq!(u64::try_from(at_head.len()).unwrap(), evicted);
+    let peeked = queue.peek(SubQueue::Main, SequenceNumber(1), 10, at(1));
+    let shown_evicted = peeked.iter().filter(|d| d.payload_in_store).count();
+    assert_eq!(u64::try_from(shown_evicted).unwrap(), evicted);
+    assert!(
+        peeked.last().unwrap().payload_in_store,
+        "the tail is evicted first"
+    );
+    // Read back: of the next two, the second was evicted (the first stayed).
+    let head = queue.evicted_at_head(SubQueue::Main, 2, u64::MAX);
+    assert_eq!(head, [SequenceNumber(2)]);
+    let bodies = head.iter().map(|s| (*s, stored[s].clone()));
+    assert_eq!(queue.restore_bodies(bodies).unwrap(), 1);
+    for _ in 0..2 {
+        let delivery = queue
+            .receive(SubQueue::Main, ReceiveMode::ReceiveAndDelete, at(2))
+            .unwrap();
+        assert!(!delivery.payload_in_store);
+        assert_eq!(delivery.payload, large().payload);
+    }
+    // Bytes that are not the message's are refused.
+    let wrong = vec![(
+        SequenceNumber(5),
+        stored[&SequenceNumber(4)].clone().slice(1..),
+    )];
+    assert!(queue.restore_bodies(wrong).is_err());
+    queue.check_invariants().unwrap();
+}

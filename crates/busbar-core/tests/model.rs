@@ -7,7 +7,7 @@ mod common;
 use busbar_core::{
     CoreError, DeadLetterInfo, Delivery, EnqueueOutcome, Entity, EntityConfig, HeldCopies,
     LockToken, MemoryBudget, MessageState, NewMessage, Outcome, Properties, ReceiveMode,
-    SequenceNumber, SubQueue, Timestamp,
+    SequenceNumber, SubQueue, Timestamp, payload_of,
 };
 use bytes::Bytes;
 use common::*;
@@ -56,6 +56,15 @@ enum Op {
     Restart,
     UpdateConfig {
         max_delivery_count: u32,
+    },
+    /// Evicts up to `want` bytes of message bytes to the (simulated) store.
+    Evict {
+        want: u64,
+    },
+    /// Reads back the evicted bytes of the next `max` messages of a sub-queue.
+    ReadAhead {
+        dead_letter: bool,
+        max: usize,
     },
     Peek {
         dead_letter: bool,
@@ -109,6 +118,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (1..3usize, proptest::option::of(0..6u8), any::<bool>()).prop_map(|(count, id, dead_letter)| Op::Hold { count, id, dead_letter }),
         2 => any::<bool>().prop_map(|stored| Op::ResolveHeld { stored }),
         1 => Just(Op::FailPending),
+        2 => prop_oneof![Just(u64::MAX), 0..600u64].prop_map(|want| Op::Evict { want }),
+        2 => (any::<bool>(), 0..10usize).prop_map(|(dead_letter, max)| Op::ReadAhead { dead_letter, max }),
         2 => (any::<usize>(), 0..5u8, any::<bool>()).prop_map(|(pick, outcome, commit)| Op::Transaction { pick, outcome, commit }),
     ]
 }
@@ -219,10 +230,28 @@ impl Model {
             "the memory budget is not the sum over held messages"
         );
         let snapshot = entity.snapshot();
-        let stored: usize = snapshot.messages.iter().map(|(_, d)| d.payload.len()).sum();
+        let stored: usize = snapshot
+            .messages
+            .iter()
+            .map(|(_, d)| {
+                assert_eq!(
+                    d.payload_in_store,
+                    d.payload.is_empty(),
+                    "an evicted payload shown"
+                );
+                d.payload.len()
+            })
+            .sum();
+        let evicted: Vec<SequenceNumber> = snapshot
+            .messages
+            .iter()
+            .filter(|(_, d)| d.payload_in_store)
+            .map(|(_, d)| d.sequence)
+            .collect();
+        // Every payload is two bytes (see `config`): an evicted one counts as much.
         assert_eq!(
             entity.size_bytes(),
-            u64::try_from(stored).unwrap() + self.held_bytes(),
+            u64::try_from(stored + 2 * evicted.len()).unwrap() + self.held_bytes(),
             "the size counted is not the sum over stored and held messages"
         );
         let present: BTreeSet<_> = snapshot.messages.iter().map(|(_, d)| d.sequence).collect();
@@ -304,6 +333,15 @@ fn outcome(code: u8, pick: usize) -> Outcome {
             properties,
         },
         _ => Outcome::Release,
+    }
+}
+
+/// Fills in an evicted delivery's payload from the store, as the broker does.
+fn hydrate(store: &SimulatedStore, delivery: &mut Delivery) {
+    if delivery.payload_in_store {
+        let stored = store.messages[&delivery.sequence.0].0.clone();
+        delivery.payload = payload_of(stored).unwrap();
+        delivery.payload_in_store = false;
     }
 }
 
@@ -391,7 +429,10 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                 } else {
                     ReceiveMode::ReceiveAndDelete
                 };
-                if let Some(delivery) = entity.receive(sub_queue(dead_letter), mode, now) {
+                if let Some(mut delivery) = entity.receive(sub_queue(dead_letter), mode, now) {
+                    // An evicted message is read back whole from the store.
+                    hydrate(&store, &mut delivery);
+                    assert_eq!(delivery.payload.len(), 2);
                     if let Some(lock) = delivery.lock {
                         assert_eq!(lock.locked_until, now.saturating_add(config.lock_duration));
                     }
@@ -517,6 +558,23 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
                     config = update;
                 }
             }
+            Op::Evict { want } => {
+                // What the broker evicts is in the store: the records go there first.
+                store.apply(entity.drain_records());
+                let before = entity.memory_bytes();
+                let (freed, _) = entity.evict_bodies(want);
+                assert_eq!(entity.memory_bytes(), before - freed);
+            }
+            Op::ReadAhead { dead_letter, max } => {
+                let queue = sub_queue(dead_letter);
+                let missing = entity.evicted_at_head(queue, max, u64::MAX);
+                assert!(missing.len() <= max);
+                let bodies = missing
+                    .iter()
+                    .map(|sequence| (*sequence, store.messages[&sequence.0].0.clone()));
+                assert_eq!(entity.restore_bodies(bodies).unwrap(), missing.len());
+                assert!(entity.evicted_at_head(queue, max, u64::MAX).is_empty());
+            }
             Op::Peek {
                 dead_letter,
                 from,
@@ -630,7 +688,10 @@ fn run(config: EntityConfig, ops: Vec<Op>) {
             entity.size_bytes(),
             "restart recounts what was stored"
         );
-        let (restored, live) = (restored.snapshot(), entity.snapshot().without_locks());
+        let (restored, mut live) = (restored.snapshot(), entity.snapshot().without_locks());
+        for (_, delivery) in &mut live.messages {
+            hydrate(&store, delivery);
+        }
         assert_eq!(restored.messages, live.messages, "replay differs");
         // Numbers of held copies are used but stored only once released.
         assert!(restored.high_water <= live.high_water);

@@ -1,15 +1,21 @@
 //! Reading the live state at start-up: every row, in one read-only snapshot, streamed rather
 //! than collected so a large backlog is held once.
 
-use busbar_store::{EntityId, Lsn, MessageKey, MetaKey, Recovered, StoreError, StoredMessage};
+use busbar_store::{
+    EntityId, Lsn, MessageKey, MessagePart, MetaKey, Recovered, StoreError, StoredMessage,
+};
 use bytes::Bytes;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, IsolationLevel, Row, Transaction};
 
 use crate::url::database_error;
 
-/// The messages, metadata, high-water marks and log position, as of one snapshot.
-pub(crate) fn read_live_rows(client: &mut Client) -> Result<Recovered, StoreError> {
+/// The messages, metadata, high-water marks and log position, as of one snapshot; of each
+/// message's immutable part, what `keep` makes of it as its row arrives.
+pub(crate) fn read_live_rows(
+    client: &mut Client,
+    keep: MessagePart,
+) -> Result<Recovered, StoreError> {
     let failed = |error: postgres::Error| database_error("recover", &error);
     let mut transaction = client
         .build_transaction()
@@ -27,7 +33,7 @@ pub(crate) fn read_live_rows(client: &mut Client) -> Result<Recovered, StoreErro
                 sequence: row.try_get(1)?,
             };
             let stored = StoredMessage {
-                message: Bytes::from(row.try_get::<_, Vec<u8>>(2)?),
+                message: keep(&Bytes::from(row.try_get::<_, Vec<u8>>(2)?)),
                 state: Bytes::from(row.try_get::<_, Vec<u8>>(3)?),
             };
             recovered.messages.insert(key, stored);

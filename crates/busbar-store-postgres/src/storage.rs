@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
-use busbar_store::{CompactionReport, Lsn, MessageReader, Record, Recovered, Storage, StoreError};
+use busbar_store::{
+    CompactionReport, Lsn, MessagePart, MessageReader, Record, Recovered, Storage, StoreError,
+};
+use bytes::Bytes;
 
 use crate::changes::Changes;
 use crate::client_thread::ClientThread;
@@ -162,8 +165,16 @@ impl Storage for PostgresStorage {
     }
 
     fn recover(&mut self) -> Result<Recovered, StoreError> {
+        self.recover_keeping(Bytes::clone)
+    }
+
+    /// Trims each message as its row arrives, so the rows are never all held whole.
+    fn recover_keeping(&mut self, keep: MessagePart) -> Result<Recovered, StoreError> {
         self.check()?;
-        match self.connection.run(read_live_rows) {
+        match self
+            .connection
+            .run(move |client| read_live_rows(client, keep))
+        {
             Ok(recovered) => Ok(recovered),
             Err(error) => Err(self.poison(error)),
         }

@@ -25,4 +25,4 @@ pub use memory::MemoryStorage;
 pub use reader::MessageReader;
 pub use record::{EntityId, Lsn, MessageKey, MetaKey, Record};
 pub use recovered::{Recovered, StoredMessage};
-pub use storage::{CompactionReport, Storage};
+pub use storage::{CompactionReport, MessagePart, Storage};

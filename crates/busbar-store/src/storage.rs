@@ -2,10 +2,15 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use crate::error::StoreError;
 use crate::reader::MessageReader;
 use crate::record::{Lsn, Record};
 use crate::recovered::Recovered;
+
+/// What recovery keeps of a message's immutable part (see [`Storage::recover_keeping`]).
+pub type MessagePart = fn(&Bytes) -> Bytes;
 
 /// A durable, batch-oriented log of [`Record`]s.
 ///
@@ -38,6 +43,18 @@ pub trait Storage: Send {
     ///
     /// Call it once at start-up. Records appended but not synced are not included.
     fn recover(&mut self) -> Result<Recovered, StoreError>;
+
+    /// [`recover`](Storage::recover), keeping of each message's immutable part only what
+    /// `keep` makes of it (for a broker whose message bytes stay in the store, their index), so
+    /// that a backlog larger than memory is never held whole. The default trims after a whole
+    /// recovery; backends that read message by message trim as they go.
+    fn recover_keeping(&mut self, keep: MessagePart) -> Result<Recovered, StoreError> {
+        let mut recovered = self.recover()?;
+        for stored in recovered.messages.values_mut() {
+            stored.message = keep(&stored.message);
+        }
+        Ok(recovered)
+    }
 
     /// A handle that reads live messages back from any thread while this storage goes on
     /// writing (see [`MessageReader`] for what a read sees). Ask for it before the storage

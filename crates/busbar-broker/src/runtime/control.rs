@@ -20,6 +20,7 @@ use super::definitions::{self, Definition, Kind, Namespace};
 use super::entity_task::OwnedEntity;
 use super::live_registry::LiveRegistry;
 use super::mailbox::{EntityCommand, post_entity};
+use super::message_bodies::MessageBodies;
 use super::metrics::{Metrics, MetricsSnapshot};
 use super::registry::{self, Delivery, EntityHandle, IdAssigner};
 use super::{ENTITY_INBOX, spawn_entity};
@@ -102,6 +103,8 @@ pub(crate) struct ControlState {
     pub(crate) metrics: Arc<Metrics>,
     /// The budget every entity's messages are charged to (entities created later too).
     pub(crate) memory: MemoryBudget,
+    /// Where entities evict message bytes to, unless the store keeps nothing.
+    pub(crate) bodies: Option<Arc<MessageBodies>>,
     /// Held across a change's durable wait, so changes apply one at a time.
     pub(crate) changes: tokio::sync::Mutex<Definitions>,
 }
@@ -374,6 +377,7 @@ impl ControlState {
             &self.store,
             &self.registry,
             &self.tasks,
+            self.bodies.as_ref(),
         );
         Ok(handle)
     }

@@ -19,6 +19,7 @@ use super::clock::{self, Clock};
 use super::dead_letter_forwarding::DeadLetterForwarding;
 use super::mailbox::{ConnectionCommand, EntityCommand, HoldJoin, Mailbox, ReceiverKey};
 use super::management::{Operation, OperationResult, SessionOperation};
+use super::message_bodies::MessageBodies;
 use super::metrics::EntityMetrics;
 use super::topic_schedule::TopicRelease;
 use crate::errors::BrokerError;
@@ -104,6 +105,8 @@ pub(crate) struct EntityTask {
     faults: Faults,
     /// Its inbox or the store's queue is past its bound: sends are refused as server-busy.
     overloaded: bool,
+    /// Where evicted message bytes are read back from; `None`: they are never evicted.
+    bodies: Option<Arc<MessageBodies>>,
 }
 
 impl EntityTask {
@@ -143,7 +146,19 @@ impl EntityTask {
             clock_advances,
             faults: Faults::default(),
             overloaded: false,
+            bodies: None,
         }
+    }
+
+    /// Keeps message bytes in the store: what the entity starts with is evicted at once (a
+    /// restart rebuilds the index, not the cache), later messages once the memory budget is
+    /// used up, and the head of each sub-queue with receivers is read ahead.
+    pub(crate) fn keeping_bodies_in_store(mut self, bodies: Arc<MessageBodies>) -> Self {
+        let core = self.entity.core_mut();
+        core.keep_bodies_in_store();
+        core.evict_bodies(u64::MAX);
+        self.bodies = Some(bodies);
+        self
     }
 
     /// Counts its traffic in `metrics` (its registry handle's).
@@ -208,6 +223,9 @@ impl EntityTask {
                 .discard_pending(busbar_core::SequenceNumber(failed));
             self.entity
                 .mark_durable(busbar_core::SequenceNumber(through), now);
+            if let Some(bodies) = &self.bodies {
+                bodies.evict_over_budget(self.entity.core_mut());
+            }
             // Before the commands: a reply that a send was stored went out after its resolution.
             while let Ok(resolution) = self.resolved.try_recv() {
                 resolutions.push(resolution);
@@ -223,6 +241,7 @@ impl EntityTask {
             // Before dispatching, so a dead-letter receiver rarely locks what is on its way out.
             self.forward_dead_letters(now);
             self.release_due(now);
+            self.read_ahead();
             self.dispatch(now);
             let lost = self.session_links.forward_events(&mut self.entity);
             self.metrics.session_locks_lost(lost);
@@ -292,6 +311,7 @@ impl EntityTask {
                 let changes_state =
                     !matches!(operation, Operation::Peek { .. } | Operation::RenewLock(_));
                 let result = self.execute(sub_queue, operation, now);
+                let result = self.with_payloads(result);
                 if changes_state {
                     pending.push(Box::new(move |durable| reply(durable.and(result))));
                 } else {
@@ -375,6 +395,7 @@ impl EntityTask {
                 let result = self
                     .session_links
                     .execute(&mut self.entity, receiver, operation, now);
+                let result = self.with_payloads(result);
                 if renews && result.is_ok() {
                     self.metrics.renewed(1);
                 }
@@ -530,7 +551,11 @@ impl EntityTask {
                 .peek(SubQueue::DeadLetter, sequence, 1, now)
                 .into_iter()
                 .find(|delivery| delivery.sequence == sequence);
-            if let Some(delivery) = delivery {
+            if let Some(mut delivery) = delivery {
+                if let Err(error) = hydrate(self.bodies.as_deref(), self.id, &mut delivery) {
+                    tracing::warn!(%error, "dead-lettered message not forwarded; tried again at the next start");
+                    continue;
+                }
                 forwarding.forward(&delivery);
             }
         }
@@ -542,10 +567,47 @@ impl EntityTask {
             return;
         };
         let core = self.entity.core_mut();
-        while let Some(delivery) = core.receive(SubQueue::Main, ReceiveMode::PeekLock, now) {
+        while let Some(mut delivery) = core.receive(SubQueue::Main, ReceiveMode::PeekLock, now) {
+            // Left locked when it cannot be read: the lock runs out and it is tried again.
+            if let Err(error) = hydrate(self.bodies.as_deref(), self.id, &mut delivery) {
+                tracing::warn!(%error, "due scheduled message not read back; tried again when its lock expires");
+                continue;
+            }
             if let Some(lock) = &delivery.lock {
                 release.release(&delivery, lock.token);
             }
+        }
+    }
+
+    /// Reads back the evicted bytes at the head of each sub-queue a receiver has credit for.
+    fn read_ahead(&mut self) {
+        let Some(bodies) = &self.bodies else {
+            return;
+        };
+        for sub_queue in [SubQueue::Main, SubQueue::DeadLetter] {
+            let wanted = self
+                .receivers
+                .iter()
+                .any(|r| r.sub_queue == sub_queue && !r.session_link && r.credit() > 0);
+            if wanted
+                && let Err(error) = bodies.read_ahead(self.entity.core_mut(), self.id, sub_queue)
+            {
+                tracing::warn!(%error, "read-ahead from the store failed");
+            }
+        }
+    }
+
+    /// An operation's result with the payloads of its messages read back where evicted.
+    fn with_payloads(
+        &self,
+        result: Result<OperationResult, BrokerError>,
+    ) -> Result<OperationResult, BrokerError> {
+        match (result, &self.bodies) {
+            (Ok(OperationResult::Messages(mut deliveries)), Some(bodies)) => {
+                bodies.hydrate(self.id, &mut deliveries)?;
+                Ok(OperationResult::Messages(deliveries))
+            }
+            (result, _) => result,
         }
     }
 
@@ -582,10 +644,30 @@ impl EntityTask {
                         .core_mut()
                         .receive(receiver.sub_queue, receiver.mode, now)
                 };
-                let Some(delivery) = delivery else {
+                let Some(mut delivery) = delivery else {
                     exhausted[queue_index] |= !session_link;
                     continue;
                 };
+                if let Err(error) = hydrate(self.bodies.as_deref(), self.id, &mut delivery) {
+                    // A peek-lock delivery goes back unchanged; receive-and-delete took it.
+                    tracing::error!(%error, sequence = delivery.sequence.value(), "delivery not read back from the store");
+                    if let Some(lock) = delivery.lock {
+                        let _ = if self.session_links.holds(&lock.token) {
+                            self.session_links.settle(
+                                &mut self.entity,
+                                lock.token,
+                                Outcome::Release,
+                                now,
+                            )
+                        } else {
+                            self.entity
+                                .core_mut()
+                                .settle(lock.token, Outcome::Release, now)
+                                .map_err(core_error)
+                        };
+                    }
+                    continue;
+                }
                 permit.send(ConnectionCommand::Deliver {
                     link: receiver.key.link,
                     delivery: Box::new(delivery),
@@ -712,6 +794,18 @@ pub(crate) fn core_error(error: CoreError) -> BrokerError {
             ))
         }
         CoreError::Decode(reason) => BrokerError::Internal(reason.to_owned()),
+    }
+}
+
+/// Reads one delivery's payload back from the store when it was evicted.
+fn hydrate(
+    bodies: Option<&MessageBodies>,
+    id: EntityId,
+    delivery: &mut busbar_core::Delivery,
+) -> Result<(), BrokerError> {
+    match bodies {
+        Some(bodies) => bodies.hydrate(id, std::slice::from_mut(delivery)),
+        None => Ok(()),
     }
 }
 

@@ -5,6 +5,7 @@
 //! [`EntityMetrics`] its registry handle carries, created with the entity, so an entity
 //! deleted and created again starts from zero (a counter reset, which Prometheus expects).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use busbar_core::MemoryBudget;
@@ -20,6 +21,65 @@ pub(crate) struct Metrics {
     server_errors: AtomicU64,
     user_errors: AtomicU64,
     throttled_requests: AtomicU64,
+    /// The message-body cache's, shared with the entity tasks.
+    pub(crate) cache: Arc<CacheCounters>,
+}
+
+/// The message-body cache's counters (see `message_bodies.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct CacheCounters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    evictions: AtomicU64,
+    bytes_read: AtomicU64,
+}
+
+impl CacheCounters {
+    /// Deliveries and peeks whose bytes were in memory.
+    pub(crate) fn hit(&self, messages: usize) {
+        add(&self.hits, messages);
+    }
+
+    /// Deliveries and peeks whose bytes were read back from the store on their own.
+    pub(crate) fn missed(&self, messages: usize) {
+        add(&self.misses, messages);
+    }
+
+    /// Messages whose bytes were evicted.
+    pub(crate) fn evicted(&self, messages: u64) {
+        self.evictions.fetch_add(messages, Ordering::Relaxed);
+    }
+
+    /// Bytes read back from the store (read-ahead and misses).
+    pub(crate) fn read(&self, bytes: usize) {
+        add(&self.bytes_read, bytes);
+    }
+
+    fn snapshot(&self) -> CacheSnapshot {
+        CacheSnapshot {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+        }
+    }
+}
+
+fn add(counter: &AtomicU64, value: usize) {
+    counter.fetch_add(u64::try_from(value).unwrap_or(u64::MAX), Ordering::Relaxed);
+}
+
+/// The message-body cache's counters at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheSnapshot {
+    /// Deliveries and peeks whose bytes were in memory.
+    pub hits: u64,
+    /// Deliveries and peeks whose bytes were read back from the store on their own.
+    pub misses: u64,
+    /// Messages whose bytes were evicted to the store.
+    pub evictions: u64,
+    /// Bytes read back from the store, read-ahead included.
+    pub bytes_read: u64,
 }
 
 /// One entity's counters.
@@ -54,6 +114,8 @@ pub struct MetricsSnapshot {
     pub memory_used_bytes: u64,
     /// The memory budget in bytes (`u64::MAX` when unlimited).
     pub memory_budget_bytes: u64,
+    /// The message-body cache.
+    pub cache: CacheSnapshot,
 }
 
 impl MetricsSnapshot {
@@ -126,6 +188,7 @@ impl Metrics {
             store,
             memory_used_bytes: memory.used(),
             memory_budget_bytes: memory.limit(),
+            cache: self.cache.snapshot(),
         }
     }
 }
@@ -225,6 +288,7 @@ mod tests {
                 store: CommitStatsSnapshot::default(),
                 memory_used_bytes: 0,
                 memory_budget_bytes: 100,
+                cache: CacheSnapshot::default(),
             }
         );
     }

@@ -13,6 +13,7 @@ mod inbound;
 mod live_registry;
 mod mailbox;
 mod management;
+mod message_bodies;
 mod metrics;
 mod outbound;
 mod registry;
@@ -43,7 +44,7 @@ pub use control::{
     OutgoingMessage, PeekedMessage, QueueState, Redriven, SubscriptionState, TopicState,
 };
 pub use entity_task::{SessionHolder, SessionView};
-pub use metrics::{EntityTraffic, MetricsSnapshot};
+pub use metrics::{CacheSnapshot, EntityTraffic, MetricsSnapshot};
 
 use crate::auth::SasKeys;
 use crate::config::Config;
@@ -53,6 +54,7 @@ use dead_letter_forwarding::DeadLetterForwarding;
 use entity_task::{EntityTask, OwnedEntity};
 use live_registry::LiveRegistry;
 use mailbox::Mailbox;
+use message_bodies::MessageBodies;
 use metrics::Metrics;
 use topic_schedule::TopicRelease;
 
@@ -144,7 +146,13 @@ where
     A: Acceptor + 'static,
     F: Future<Output = ()>,
 {
-    let recovered = storage.recover()?;
+    // Where bodies stay in the store, a restart rebuilds the index, not the cache: each
+    // message is kept as its index part only, so a backlog larger than memory is never whole.
+    let recovered = if storage.is_volatile() {
+        storage.recover()?
+    } else {
+        storage.recover_keeping(busbar_core::index_part)?
+    };
     let definitions = definitions::merged(&config.namespace, &recovered, clock.now().as_millis());
     let namespace = definitions.config(&config.namespace.name);
     let (registry, specs, mut ids) = registry::build(&namespace, &recovered, ENTITY_INBOX)
@@ -183,6 +191,18 @@ where
         entities.push((spec, entity));
     }
     drop(recovered);
+    let metrics = Arc::new(Metrics::default());
+    // A store that keeps nothing (`--memory`) has nowhere to evict to: bodies stay in memory
+    // and the budget refuses sends instead.
+    let bodies = if storage.is_volatile() {
+        None
+    } else {
+        let reader = storage.reader()?;
+        Some(Arc::new(MessageBodies::new(
+            reader,
+            Arc::clone(&metrics.cache),
+        )))
+    };
     let writer = GroupCommit::spawn(storage, GroupCommitOptions::default())?;
     let store = writer.handle();
     let id_records = ids.take_new_records();
@@ -201,9 +221,16 @@ where
     // are gone, so is every inbox sender, and the tasks end.
     let registry = Arc::new(LiveRegistry::new(registry));
     let tasks = Arc::new(Mutex::new(JoinSet::new()));
-    let metrics = Arc::new(Metrics::default());
     for (spec, entity) in entities {
-        spawn_entity(spec, entity, &clock, &store, &registry, &tasks);
+        spawn_entity(
+            spec,
+            entity,
+            &clock,
+            &store,
+            &registry,
+            &tasks,
+            bodies.as_ref(),
+        );
     }
     let control = Arc::new(ControlState {
         registry: Arc::clone(&registry),
@@ -214,6 +241,7 @@ where
         tasks: Arc::clone(&tasks),
         metrics: Arc::clone(&metrics),
         memory,
+        bodies,
         changes: tokio::sync::Mutex::new(Definitions {
             namespace: definitions,
             ids,
@@ -292,9 +320,13 @@ fn spawn_entity(
     store: &GroupCommitHandle,
     registry: &Arc<LiveRegistry>,
     tasks: &Mutex<JoinSet<()>>,
+    bodies: Option<&Arc<MessageBodies>>,
 ) {
     let mut task =
         EntityTask::new(entity, spec.id, clock.clone(), store.clone()).with_metrics(spec.metrics);
+    if let Some(bodies) = bodies {
+        task = task.keeping_bodies_in_store(Arc::clone(bodies));
+    }
     if let Some(destination) = spec.forward_dead_letters_to {
         task = task.forwarding_dead_letters(DeadLetterForwarding::new(
             destination,

@@ -161,6 +161,7 @@ mod tests {
         Delivery {
             sequence: SequenceNumber(7),
             payload,
+            payload_in_store: false,
             message_id: None,
             session_id: None,
             delivery_count: 2,

@@ -85,6 +85,10 @@ pub struct Entity {
     /// Messages dead-lettered since the caller last took them; `None` unless the caller asked
     /// for reports ([`report_dead_letters`](Entity::report_dead_letters)).
     dead_letter_reports: Option<Vec<SequenceNumber>>,
+    /// Whether the caller evicts message bytes to the store when the memory budget is used up
+    /// ([`keep_bodies_in_store`](Entity::keep_bodies_in_store)), so enqueues are not refused
+    /// for memory.
+    bodies_in_store: bool,
 }
 
 impl Entity {
@@ -107,6 +111,7 @@ impl Entity {
             lock_deadlines: BTreeSet::new(),
             records: Vec::new(),
             dead_letter_reports: None,
+            bodies_in_store: false,
         }
     }
 
@@ -117,6 +122,57 @@ impl Entity {
         self.main.charge_to(budget.clone());
         self.dead_letter.charge_to(budget);
         self
+    }
+
+    /// Message bytes may be evicted to the store ([`evict_bodies`](Entity::evict_bodies)): the
+    /// memory budget then bounds what stays in memory instead of refusing enqueues.
+    pub fn keep_bodies_in_store(&mut self) {
+        self.bodies_in_store = true;
+    }
+
+    /// The memory budget this entity's messages are charged to.
+    pub fn memory_budget(&self) -> &MemoryBudget {
+        self.main.memory_budget()
+    }
+
+    /// Evicts the bytes of durable messages, the dead-letter sub-queue's first, then the last
+    /// to be received, until `want` bytes are freed or none is left that may go. Deliveries of
+    /// an evicted message say [`Delivery::payload_in_store`]. Returns the bytes freed and the
+    /// messages evicted.
+    pub fn evict_bodies(&mut self, want: u64) -> (u64, u64) {
+        let (freed, evicted) = self.dead_letter.evict_from_tail(want);
+        let (more, more_evicted) = self.main.evict_from_tail(want.saturating_sub(freed));
+        (freed + more, evicted + more_evicted)
+    }
+
+    /// Of the next `max` messages a receive of `queue` would hand out, those evicted, as many
+    /// as `max_bytes` of payload hold (at least one).
+    pub fn evicted_at_head(
+        &self,
+        queue: SubQueue,
+        max: usize,
+        max_bytes: u64,
+    ) -> Vec<SequenceNumber> {
+        self.queue(queue).evicted_at_head(max, max_bytes)
+    }
+
+    /// Takes evicted messages' bytes back, as the store holds them (`(sequence, immutable
+    /// part)`): a read-ahead. Messages gone or not evicted meanwhile are skipped; bytes that are
+    /// not the message's are refused with [`CoreError::Decode`] (those before it are taken).
+    pub fn restore_bodies(
+        &mut self,
+        bodies: impl IntoIterator<Item = (SequenceNumber, bytes::Bytes)>,
+    ) -> Result<usize, CoreError> {
+        let mut restored = 0;
+        for (sequence, encoded) in bodies {
+            let queue = if self.main.get(sequence).is_some() {
+                SubQueue::Main
+            } else {
+                SubQueue::DeadLetter
+            };
+            restored += usize::from(self.queue_mut(queue).restore_body(sequence, encoded)?);
+        }
+        Ok(restored)
     }
 
     /// Bytes of the messages held in both sub-queues, in every state (encoded, plus their
@@ -177,7 +233,7 @@ impl Entity {
             });
         }
         let budget = self.main.memory_budget();
-        if budget.is_exhausted() {
+        if budget.is_exhausted() && !self.bodies_in_store {
             return Err(CoreError::MemoryBudgetExceeded {
                 used: budget.used(),
                 limit: budget.limit(),

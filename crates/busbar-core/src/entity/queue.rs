@@ -30,6 +30,9 @@ pub(crate) struct Queue {
     memory: Charge,
     /// Messages deferred and not locked now.
     deferred: usize,
+    /// Messages whose bytes are in memory (not evicted), so eviction finds them without
+    /// walking a deep backlog's evicted messages.
+    resident: BTreeSet<SequenceNumber>,
 }
 
 impl Queue {
@@ -47,6 +50,7 @@ impl Queue {
             size_bytes: 0,
             memory: Charge::new(budget),
             deferred: 0,
+            resident: BTreeSet::new(),
         }
     }
 
@@ -192,6 +196,9 @@ impl Queue {
         }
         self.size_bytes += message.size_bytes();
         self.memory.add(message.memory_bytes());
+        if !message.body.evicted {
+            self.resident.insert(sequence);
+        }
         self.messages.insert(sequence, message);
         self.apply(keys, true);
     }
@@ -200,9 +207,82 @@ impl Queue {
         let message = self.messages.remove(&sequence)?;
         self.size_bytes -= message.size_bytes();
         self.memory.sub(message.memory_bytes());
+        self.resident.remove(&sequence);
         self.unindex_session(sequence, &message);
         self.apply(IndexKeys::of(self.expiring, sequence, &message), false);
         Some(message)
+    }
+
+    /// Evicts the bytes of the resident messages with the highest sequence numbers (the last
+    /// to be delivered) until `want` bytes are freed or none is left that may go: messages not
+    /// yet durable (pending, held) stay. Returns the bytes freed and the messages evicted.
+    pub(crate) fn evict_from_tail(&mut self, want: u64) -> (u64, u64) {
+        let (mut freed, mut evicted) = (0u64, 0u64);
+        let mut gone = Vec::new();
+        for &sequence in self.resident.iter().rev() {
+            if freed >= want {
+                break;
+            }
+            let Some(message) = self.messages.get_mut(&sequence) else {
+                continue;
+            };
+            if matches!(message.stage, Stage::Pending { .. } | Stage::Held { .. }) {
+                continue;
+            }
+            let before = message.memory_bytes();
+            message.body.evict();
+            let released = before.saturating_sub(message.memory_bytes());
+            freed += released;
+            evicted += 1;
+            gone.push((sequence, released));
+        }
+        for (sequence, released) in gone {
+            self.resident.remove(&sequence);
+            self.memory.sub(released);
+        }
+        (freed, evicted)
+    }
+
+    /// Up to `max` messages at the head of the available index (the next to be received), of
+    /// which those evicted, as many as `max_bytes` hold (at least one): what a read-ahead
+    /// brings back.
+    pub(crate) fn evicted_at_head(&self, max: usize, max_bytes: u64) -> Vec<SequenceNumber> {
+        let mut bytes = 0u64;
+        self.available
+            .iter()
+            .take(max)
+            .filter(|sequence| !self.resident.contains(sequence))
+            .take_while(|sequence| {
+                let first = bytes == 0;
+                bytes += self
+                    .messages
+                    .get(sequence)
+                    .map_or(0, |m| m.body.encoded_len);
+                first || bytes <= max_bytes
+            })
+            .copied()
+            .collect()
+    }
+
+    /// Takes an evicted message's bytes back (as read from the store). False when the message
+    /// is not here or not evicted; an error when the bytes are not that message's.
+    pub(crate) fn restore_body(
+        &mut self,
+        sequence: SequenceNumber,
+        encoded: bytes::Bytes,
+    ) -> Result<bool, crate::error::CoreError> {
+        let Some(message) = self.messages.get_mut(&sequence) else {
+            return Ok(false);
+        };
+        if !message.body.evicted {
+            return Ok(false);
+        }
+        let before = message.memory_bytes();
+        message.body.restore(encoded)?;
+        let added = message.memory_bytes().saturating_sub(before);
+        self.resident.insert(sequence);
+        self.memory.add(added);
+        Ok(true)
     }
 
     fn unindex_session(&mut self, sequence: SequenceNumber, message: &StoredMessage) {
@@ -271,6 +351,9 @@ impl Queue {
         for (sequence, message) in &self.messages {
             expected.size_bytes += message.size_bytes();
             expected.memory.add(message.memory_bytes());
+            if !message.body.evicted {
+                expected.resident.insert(*sequence);
+            }
             let keys = IndexKeys::of(self.expiring, *sequence, message);
             if let (Some(index), Some(session)) = (&mut expected.sessions, &message.body.session_id)
             {
@@ -309,6 +392,9 @@ impl Queue {
                 "{} bytes counted, {} stored",
                 self.size_bytes, expected.size_bytes
             ));
+        }
+        if expected.resident != self.resident {
+            return Err("resident index out of step with the messages' bytes".to_owned());
         }
         if expected.memory.bytes() != self.memory.bytes() {
             return Err(format!(

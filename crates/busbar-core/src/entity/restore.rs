@@ -40,7 +40,8 @@ impl Entity {
             let body = decode_body(message)?;
             let persisted = decode_state(&state)?;
             if let Some(id) = &body.message_id {
-                ids.push((body.accepted_time, id.clone()));
+                // A copy: a slice would keep the store's whole read buffer alive.
+                ids.push((body.accepted_time, Bytes::copy_from_slice(id)));
             }
             let stage = match persisted.state {
                 MessageState::Active => Stage::Available,

@@ -15,11 +15,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use crate::error::{Poison, StoreError};
 use crate::reader::MessageReader;
 use crate::record::{EntityId, Lsn, Record};
 use crate::recovered::Recovered;
-use crate::storage::{CompactionReport, Storage};
+use crate::storage::{CompactionReport, MessagePart, Storage};
 use format::{Entry, HEADER_LEN};
 use index::{LiveIndex, Location};
 use reader::{FileReader, SegmentFiles};
@@ -69,9 +71,10 @@ impl Default for FileOptions {
 /// An append of two or more records starts with a group frame giving the byte length of its
 /// frames, so that recovery keeps all of an append or none of it.
 ///
-/// [`open`](FileStorage::open) reads the whole journal once: a bad frame in the last segment is
-/// cut off there with the rest of its append (it was never synced); anywhere else it fails with
-/// [`StoreError::Corrupt`] naming the file and offset.
+/// [`open`](FileStorage::open) reads the whole journal once and keeps only the index of where
+/// each live record is: a bad frame in the last segment is cut off there with the rest of its
+/// append (it was never synced); anywhere else it fails with [`StoreError::Corrupt`] naming the
+/// file and offset. [`recover`](Storage::recover) reads it a second time, one segment at a time.
 ///
 /// Compaction deletes the oldest segment, after copying what is still live in it (messages as
 /// an insert with their latest state, metadata entries, and each entity's sequence high-water
@@ -96,8 +99,6 @@ pub struct FileStorage {
     last: Lsn,
     durable: Lsn,
     poison: Poison,
-    /// The state read by `open`, handed out by the first `recover` without reading again.
-    recovered_at_open: Option<Recovered>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -121,13 +122,10 @@ impl FileStorage {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir).map_err(|e| StoreError::io("create directory", &dir, e))?;
         let lock = segment::lock_dir(&dir)?;
-        let mut recovered = Recovered::default();
         let mut index = LiveIndex::default();
         let scan = scan::scan(&dir, ScanMode::Repair, |_, location, entry| {
             index.apply(&entry, location);
-            replay(&mut recovered, entry);
         })?;
-        recovered.durable = scan.last;
         let mut segments: BTreeMap<SegmentId, SegmentInfo> = scan
             .segments
             .iter()
@@ -173,7 +171,6 @@ impl FileStorage {
             last: scan.last,
             durable: scan.last,
             poison: Poison::default(),
-            recovered_at_open: Some(recovered),
         })
     }
 
@@ -343,11 +340,56 @@ impl FileStorage {
     }
 }
 
-/// Applies one journal entry to the state being rebuilt.
-fn replay(recovered: &mut Recovered, entry: Entry) {
-    match entry {
-        Entry::Record(record) => recovered.apply(&record),
-        Entry::HighWater { entity, sequence } => recovered.raise_high_water(entity, sequence),
+/// Applies one journal entry to the state being rebuilt. With `keep`, a new message's
+/// immutable part is what `keep` makes of it and every other byte field a copy, so nothing
+/// refers to the segment's read buffer any more; without, they are slices of it.
+fn replay(recovered: &mut Recovered, entry: Entry, keep: Option<MessagePart>) {
+    let Some(keep) = keep else {
+        match entry {
+            Entry::Record(record) => recovered.apply(&record),
+            Entry::HighWater { entity, sequence } => recovered.raise_high_water(entity, sequence),
+        }
+        return;
+    };
+    let copy = |bytes: Bytes| Bytes::copy_from_slice(&bytes);
+    let record = match entry {
+        Entry::HighWater { entity, sequence } => {
+            recovered.raise_high_water(entity, sequence);
+            return;
+        }
+        Entry::Record(Record::Insert {
+            key,
+            message,
+            state,
+        }) => Record::Insert {
+            key,
+            message: keep(&message),
+            state: copy(state),
+        },
+        Entry::Record(Record::Update { key, state }) => Record::Update {
+            key,
+            state: copy(state),
+        },
+        Entry::Record(Record::Meta { entity, key, value }) => Record::Meta {
+            entity,
+            key: copy(key),
+            value: value.map(copy),
+        },
+        Entry::Record(record @ Record::Remove { .. }) => record,
+    };
+    recovered.apply(&record);
+}
+
+impl FileStorage {
+    /// Reads the journal again for a recovery (`open` kept only the index of where things are).
+    fn rescan(&mut self, keep: Option<MessagePart>) -> Result<Recovered, StoreError> {
+        self.poison.check()?;
+        let mut recovered = Recovered::default();
+        scan::scan(&self.dir, ScanMode::UpTo(self.durable), |_, _, entry| {
+            replay(&mut recovered, entry, keep);
+        })?;
+        recovered.durable = self.durable;
+        Ok(recovered)
     }
 }
 
@@ -370,18 +412,12 @@ impl Storage for FileStorage {
     }
 
     fn recover(&mut self) -> Result<Recovered, StoreError> {
-        self.poison.check()?;
-        if let Some(recovered) = self.recovered_at_open.take()
-            && recovered.durable == self.durable
-        {
-            return Ok(recovered);
-        }
-        let mut recovered = Recovered::default();
-        scan::scan(&self.dir, ScanMode::UpTo(self.durable), |_, _, entry| {
-            replay(&mut recovered, entry);
-        })?;
-        recovered.durable = self.durable;
-        Ok(recovered)
+        self.rescan(None)
+    }
+
+    /// Reads the journal one segment at a time, each segment's buffer gone once it is read.
+    fn recover_keeping(&mut self, keep: MessagePart) -> Result<Recovered, StoreError> {
+        self.rescan(Some(keep))
     }
 
     fn reader(&self) -> Result<Arc<dyn MessageReader>, StoreError> {

@@ -161,6 +161,7 @@ fn delivery(locked: bool) -> Delivery {
             .data(Bytes::from_static(b"p"))
             .build()
             .into_bytes(),
+        payload_in_store: false,
         message_id: None,
         session_id: None,
         delivery_count: 0,
