@@ -20,7 +20,9 @@ use busbar_broker::config::{
 };
 use busbar_broker::runtime::{EntityState, QueueState, SubscriptionState, TopicState};
 use busbar_core::MessageCounts;
-use busbar_rules::{CorrelationFilter, Filter, Rule, SqlAction, SqlFilter, Value};
+use busbar_rules::{
+    CorrelationFilter, Filter, Parameter, ParameterValue, Rule, SqlAction, SqlFilter, Value,
+};
 
 /// The key under which an entity keeps its administration-API description.
 const DESCRIPTION: &str = "Description";
@@ -199,14 +201,15 @@ pub(crate) fn subscription_entry(state: SubscriptionState) -> SubscriptionEntry 
     }
 }
 
-/// The broker's rule for a rule the API describes; SQL parameters are not supported yet.
+/// The broker's rule for a rule the API describes (an expression naming a parameter it does not
+/// bind is refused).
 pub(crate) fn rule(properties: &RuleProperties) -> Result<Rule, String> {
     let filter = match &properties.filter {
         RuleFilter::True => Filter::True,
         RuleFilter::False => Filter::False,
-        RuleFilter::Sql(expression) => {
-            Filter::Sql(SqlFilter::parse(plain_sql(expression)?).map_err(|e| e.to_string())?)
-        }
+        RuleFilter::Sql(sql) => Filter::Sql(
+            SqlFilter::with_parameters(&sql.text, parameters(sql)).map_err(|e| e.to_string())?,
+        ),
         RuleFilter::Correlation(filter) => Filter::Correlation(CorrelationFilter {
             correlation_id: filter.correlation_id.clone(),
             message_id: filter.message_id.clone(),
@@ -225,23 +228,26 @@ pub(crate) fn rule(properties: &RuleProperties) -> Result<Rule, String> {
     };
     let action = match &properties.action {
         RuleAction::Empty => None,
-        RuleAction::Sql(expression) => {
-            Some(SqlAction::parse(plain_sql(expression)?).map_err(|e| e.to_string())?)
-        }
+        RuleAction::Sql(sql) => Some(
+            SqlAction::with_parameters(&sql.text, parameters(sql)).map_err(|e| e.to_string())?,
+        ),
     };
     Rule::new(&properties.name, filter, action).map_err(|error| error.to_string())
 }
 
 /// A broker rule as the API describes it.
 pub(crate) fn rule_properties(rule: &Rule) -> RuleProperties {
-    let sql = |text: &str| SqlExpression {
+    let sql = |text: &str, parameters: &[Parameter]| SqlExpression {
         text: text.to_owned(),
-        parameters: Vec::new(),
+        parameters: parameters
+            .iter()
+            .map(|parameter| (parameter.name.clone(), parameter_value(&parameter.value)))
+            .collect(),
     };
     let filter = match rule.filter() {
         Filter::True => RuleFilter::True,
         Filter::False => RuleFilter::False,
-        Filter::Sql(filter) => RuleFilter::Sql(sql(filter.expression())),
+        Filter::Sql(filter) => RuleFilter::Sql(sql(filter.expression(), filter.parameters())),
         Filter::Correlation(filter) => RuleFilter::Correlation(CorrelationRuleFilter {
             correlation_id: filter.correlation_id.clone(),
             message_id: filter.message_id.clone(),
@@ -260,7 +266,7 @@ pub(crate) fn rule_properties(rule: &Rule) -> RuleProperties {
     };
     let action = match rule.action() {
         None => RuleAction::Empty,
-        Some(action) => RuleAction::Sql(sql(action.expression())),
+        Some(action) => RuleAction::Sql(sql(action.expression(), action.parameters())),
     };
     RuleProperties {
         name: rule.name().to_owned(),
@@ -274,12 +280,45 @@ pub(crate) fn rule_created_at(state: &SubscriptionState) -> Timestamp {
     Timestamp::from_unix_millis(state.created_at)
 }
 
-fn plain_sql(expression: &SqlExpression) -> Result<&str, String> {
-    if expression.parameters.is_empty() {
-        Ok(&expression.text)
-    } else {
-        Err("SQL expression parameters are not supported by Busbar yet".to_owned())
+/// The parameters of an expression as the rules take them, each keeping its declared type.
+fn parameters(sql: &SqlExpression) -> Vec<Parameter> {
+    sql.parameters
+        .iter()
+        .map(|(name, value)| {
+            let value = match value {
+                RuleValue::String(text) => ParameterValue::String(text.clone()),
+                RuleValue::Int(number) => ParameterValue::Int(*number),
+                RuleValue::Long(number) => ParameterValue::Long(*number),
+                RuleValue::Double(number) => ParameterValue::Double(*number),
+                RuleValue::Boolean(flag) => ParameterValue::Boolean(*flag),
+                RuleValue::DateTime(at) => {
+                    ParameterValue::DateTime(busbar_rules::Timestamp(at.unix_millis()))
+                }
+                RuleValue::Duration(span) => ParameterValue::Duration(rules_time_span(span)),
+            };
+            Parameter::new(name, value)
+        })
+        .collect()
+}
+
+/// A parameter as the API writes it, in its declared type.
+fn parameter_value(value: &ParameterValue) -> RuleValue {
+    match value {
+        ParameterValue::String(text) => RuleValue::String(text.clone()),
+        ParameterValue::Int(number) => RuleValue::Int(*number),
+        ParameterValue::Long(number) => RuleValue::Long(*number),
+        ParameterValue::Double(number) => RuleValue::Double(*number),
+        ParameterValue::Boolean(flag) => RuleValue::Boolean(*flag),
+        ParameterValue::DateTime(at) => RuleValue::DateTime(Timestamp::from_unix_millis(at.0)),
+        // The API's durations are not negative; the rules' cannot be made so through it.
+        ParameterValue::Duration(span) => {
+            RuleValue::Duration(TimeSpan::from_millis(u64::try_from(span.0).unwrap_or(0)))
+        }
     }
+}
+
+fn rules_time_span(span: &TimeSpan) -> busbar_rules::TimeSpan {
+    busbar_rules::TimeSpan(i64::try_from(span.to_std().as_millis()).unwrap_or(i64::MAX))
 }
 
 fn rule_value(value: &RuleValue) -> Value<'static> {
@@ -290,9 +329,7 @@ fn rule_value(value: &RuleValue) -> Value<'static> {
         RuleValue::Double(number) => Value::Float(*number),
         RuleValue::Boolean(flag) => Value::Bool(*flag),
         RuleValue::DateTime(at) => Value::Timestamp(busbar_rules::Timestamp(at.unix_millis())),
-        RuleValue::Duration(span) => Value::TimeSpan(busbar_rules::TimeSpan(
-            i64::try_from(span.to_std().as_millis()).unwrap_or(i64::MAX),
-        )),
+        RuleValue::Duration(span) => Value::TimeSpan(rules_time_span(span)),
     }
 }
 

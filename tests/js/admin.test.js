@@ -1,6 +1,7 @@
 // The administration API through the official JavaScript `ServiceBusAdministrationClient`:
-// queues, topics, subscriptions and rules created, read, listed, changed and deleted while the
-// broker runs, their runtime counts, and entities made through the API used over AMQP at once.
+// queues, topics, subscriptions and rules (SQL ones with typed parameters too) created, read,
+// listed, changed and deleted while the broker runs, their runtime counts, and entities made
+// through the API used over AMQP at once.
 //
 // Most tests use @azure/service-bus 7.10.0-beta.2 (the `service-bus-beta` alias in
 // package.json), which speaks plain http natively when the connection string carries
@@ -274,6 +275,50 @@ test("topics, subscriptions and SQL rules are managed and route messages", async
   await admin.deleteTopic("js-api-topic");
   await assert.rejects(admin.getTopic("js-api-topic"), restError(200, "MessageEntityNotFoundError"));
   assert.equal(await admin.topicExists("js-api-topic"), false);
+});
+
+test("SQL rules with typed parameters read back as sent and route messages", async () => {
+  const admin = adminClient();
+  await admin.createTopic("js-param-topic");
+  await admin.createSubscription("js-param-topic", "typed");
+  await admin.deleteRule("js-param-topic", "typed", "$Default");
+  const since = new Date("2024-01-02T03:04:05.000Z");
+  const sqlParameters = { "@c": "red", "@n": 3, "@urgent": true, "@since": since };
+  const sqlExpression = "color = @c AND size > @n AND urgent = @urgent AND at > @since";
+  const action = { sqlExpression: "SET sys.Label = @l", sqlParameters: { "@l": "routed" } };
+  await admin.createRule("js-param-topic", "typed", "red-and-big", { sqlExpression, sqlParameters }, action);
+  const listed = [];
+  for await (const rule of admin.listRules("js-param-topic", "typed")) {
+    listed.push(rule);
+  }
+  assert.equal(listed.length, 1);
+  for (const rule of [await admin.getRule("js-param-topic", "typed", "red-and-big"), listed[0]]) {
+    assert.equal(rule.filter.sqlExpression, sqlExpression);
+    assert.deepEqual(rule.filter.sqlParameters, sqlParameters);
+    assert.equal(rule.action.sqlExpression, action.sqlExpression);
+    assert.deepEqual(rule.action.sqlParameters, action.sqlParameters);
+  }
+  await assert.rejects(
+    admin.createRule("js-param-topic", "typed", "unbound", { sqlExpression: "color = @missing" }),
+    (error) => error.statusCode === 400 && /'@missing' is not defined/.test(error.message),
+  );
+
+  const matching = { color: "red", size: 4, urgent: true, at: new Date("2024-01-03T00:00:00.000Z") };
+  const sender = bus.client.createSender("js-param-topic");
+  await sender.sendMessages([
+    { body: "match", applicationProperties: matching },
+    { body: "small", applicationProperties: { ...matching, size: 3 } },
+    { body: "early", applicationProperties: { ...matching, at: since } },
+  ]);
+  await sender.close();
+  const runtime = await admin.getSubscriptionRuntimeProperties("js-param-topic", "typed");
+  assert.equal(runtime.activeMessageCount, 1);
+  const receiver = bus.client.createReceiver("js-param-topic", "typed", { receiveMode: "receiveAndDelete" });
+  const [message] = await receiveExactly(receiver, 1);
+  assert.equal(message.body, "match");
+  assert.equal(message.subject, "routed");
+  await receiver.close();
+  await admin.deleteTopic("js-param-topic");
 });
 
 test("a token signed with the wrong key is refused with 401", async () => {

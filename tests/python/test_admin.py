@@ -1,6 +1,6 @@
 """The administration API through the official Python `ServiceBusAdministrationClient` (7.15):
 queues created, read, listed, changed and deleted while the broker runs, their runtime counts,
-and what a restart keeps.
+SQL rules with typed parameters, and what a restart keeps.
 
 The 7.15 admin client always speaks https, to the connection string's port. The broker serves
 https and plain HTTP on that one port: one test uses the client unchanged, trusting the broker's
@@ -229,3 +229,89 @@ def test_topics_subscriptions_and_rules_are_managed_and_route_messages(broker, c
         admin.delete_topic("api-topic")
         with pytest.raises(ResourceNotFoundError):
             admin.get_topic("api-topic")
+
+
+def test_sql_rules_with_typed_parameters_route_and_read_back_across_a_restart(own_broker):
+    from azure.core.exceptions import HttpResponseError
+    from azure.servicebus.management import SqlRuleAction, SqlRuleFilter
+
+    since = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    filter_parameters = {
+        "@c": "red",
+        "@n": 3,
+        "@big": 2**40,
+        "@ratio": 0.5,
+        "@urgent": True,
+        "@since": since,
+        "@wait": timedelta(minutes=5),
+    }
+    expression = (
+        "color = @c AND size > @n AND total < @big AND ratio >= @ratio AND urgent = @urgent "
+        "AND at > @since"
+    )
+    with admin_client(own_broker) as admin:
+        admin.create_topic("param-topic")
+        admin.create_subscription("param-topic", "typed")
+        admin.delete_rule("param-topic", "typed", "$Default")
+        admin.create_rule(
+            "param-topic",
+            "typed",
+            "red-and-big",
+            filter=SqlRuleFilter(expression, parameters=filter_parameters),
+            action=SqlRuleAction("SET sys.Label = @l", parameters={"@l": "routed"}),
+        )
+        with pytest.raises(HttpResponseError) as refused:
+            admin.create_rule(
+                "param-topic", "typed", "unbound", filter=SqlRuleFilter("color = @missing")
+            )
+        assert refused.value.status_code == 400
+        assert "'@missing' is not defined" in str(refused.value)
+
+    def read_back(admin):
+        (listed,) = admin.list_rules("param-topic", "typed")
+        for rule in (admin.get_rule("param-topic", "typed", "red-and-big"), listed):
+            assert rule.filter.sql_expression == expression
+            assert rule.filter.parameters == filter_parameters
+            assert rule.action.sql_expression == "SET sys.Label = @l"
+            assert rule.action.parameters == {"@l": "routed"}
+
+    def routed():
+        matching = {
+            "color": "red",
+            "size": 4,
+            "total": 7,
+            "ratio": 0.5,
+            "urgent": True,
+            "at": since + timedelta(days=1),
+        }
+        sent = {
+            "match": matching,
+            "small": {**matching, "size": 3},
+            "blue": {**matching, "color": "blue"},
+            "early": {**matching, "at": since},
+        }
+        with ServiceBusClient.from_connection_string(own_broker.connection_string) as client:
+            with client.get_topic_sender("param-topic") as sender:
+                sender.send_messages(
+                    [
+                        ServiceBusMessage(body, application_properties=properties)
+                        for body, properties in sent.items()
+                    ]
+                )
+            # Only the matching message was copied to the subscription.
+            with admin_client(own_broker) as admin:
+                runtime = admin.get_subscription_runtime_properties("param-topic", "typed")
+                assert runtime.active_message_count == 1
+            with client.get_subscription_receiver("param-topic", "typed") as receiver:
+                (message,) = receive_exactly(receiver, 1)
+                receiver.complete_message(message)
+                return str(message), message.subject
+
+    with admin_client(own_broker) as admin:
+        read_back(admin)
+    assert routed() == ("match", "routed")
+    own_broker.stop()
+    own_broker.start()
+    with admin_client(own_broker) as admin:
+        read_back(admin)
+    assert routed() == ("match", "routed")

@@ -1,5 +1,7 @@
 """`GET /metrics` on the admin port, read as a Prometheus scraper reads it (plain HTTP, no
-token), and in the 0.0.4 text format linted by Debian's `promtool check metrics`: a queue's traffic and message counts after sends and a receive through the official
+token): by default in the 0.0.4 text format, which a plain `curl` fetches for Debian's
+`promtool check metrics` to lint, and in OpenMetrics when the Accept header asks for it. A
+queue's traffic and message counts after sends and a receive through the official
 SDK, a lock renewal, the store's sync histogram, a session locked, renewed, freed and (after a
 clock advance) lost, the open connections, and a server-busy refusal (injected with
 `busbar ctl`) counted as throttled once its connection has closed."""
@@ -21,11 +23,11 @@ QUEUE = "q-metrics"
 
 
 def scrape(broker):
-    """The samples of `/metrics` as {(name, labels): value}."""
+    """The samples of `/metrics` (the 0.0.4 text format) as {(name, labels): value}."""
     url = f"http://127.0.0.1:{broker.admin_port}/metrics"
     with urllib.request.urlopen(url, timeout=10) as response:
         assert response.status == 200
-        assert response.headers["Content-Type"].startswith("application/openmetrics-text")
+        assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
         text = response.read().decode()
     samples = {}
     for line in text.splitlines():
@@ -50,19 +52,35 @@ def promtool():
     return shutil.which("promtool")
 
 
-def test_the_text_format_passes_promtool(broker):
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{broker.admin_port}/metrics",
-        headers={"Accept": "text/plain; version=0.0.4"},
+def test_a_plain_curl_gets_the_text_format_and_it_passes_promtool(broker):
+    fetched = subprocess.run(
+        ["curl", "-sS", "--fail", "-D", "-", f"http://127.0.0.1:{broker.admin_port}/metrics"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
-        text = response.read().decode()
+    # Text mode reads the header lines' CRLF as LF.
+    headers, text = fetched.stdout.split("\n\n", 1)
+    assert "content-type: text/plain; version=0.0.4" in headers.lower(), headers
     assert "servicebus_incoming_messages_total" in text
+    assert "# EOF" not in text
     checked = subprocess.run(
         [promtool(), "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_openmetrics_is_served_when_asked_for(broker):
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{broker.admin_port}/metrics",
+        headers={"Accept": "application/openmetrics-text;version=1.0.0,text/plain;q=0.5"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.headers["Content-Type"].startswith("application/openmetrics-text")
+        text = response.read().decode()
+    assert "# TYPE servicebus_incoming_messages counter" in text
+    assert text.endswith("# EOF\n")
 
 
 def test_a_queue_counts_what_was_sent_and_received(broker, client):

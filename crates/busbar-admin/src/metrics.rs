@@ -1,14 +1,15 @@
-//! `GET /metrics`: the broker's counts in the Prometheus text format (OpenMetrics), named after
+//! `GET /metrics`: the broker's counts in the Prometheus text format 0.0.4, or OpenMetrics for a
+//! scraper that asks for it (`Accept: application/openmetrics-text`), named after
 //! Azure Monitor's Service Bus metrics (`ActiveMessages` → `servicebus_active_messages`, …),
 //! each entity's labelled `entity_name` (a queue's or topic's name,
 //! `{topic}/Subscriptions/{subscription}`). [`NamespaceControl::metrics`] gives a
-//! [`MetricsSnapshot`]; [`render`] writes it.
+//! [`MetricsSnapshot`]; [`render`] writes it as OpenMetrics, [`to_text_format`] converts that.
 //!
 //! [`NamespaceControl::metrics`]: crate::control::NamespaceControl::metrics
 
 mod text_format;
 
-pub use text_format::{TEXT_CONTENT_TYPE, prefers_text_format, to_text_format};
+pub use text_format::{TEXT_CONTENT_TYPE, to_text_format};
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};

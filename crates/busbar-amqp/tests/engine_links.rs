@@ -6,10 +6,15 @@ mod engine_peer;
 use bytes::{Bytes, BytesMut};
 
 use busbar_amqp::condition;
-use busbar_amqp::engine::{ConnectionConfig, ConnectionState, DeliveryId, EngineError, Event};
-use busbar_amqp::performatives::{DeliveryNumber, Detach, Handle, Performative, Role};
+use busbar_amqp::engine::{
+    AttachReply, ConnectionConfig, ConnectionState, DeliveryId, EngineError, Event,
+};
+use busbar_amqp::performatives::{
+    DeliveryNumber, DeliveryState, Detach, Handle, Performative, Rejected, Role,
+};
 use engine_peer::{
-    Peer, delivery, expect_flow, receiving_client, sending_client, session_flow, transfer,
+    Peer, attach_frame, delivery, expect_flow, receiving_client, sending_client, session_flow,
+    transfer,
 };
 
 #[test]
@@ -258,26 +263,49 @@ fn incoming_multi_frame_transfers_are_reassembled_and_aborts_dropped() {
 }
 
 #[test]
-fn a_message_over_the_hard_cap_is_counted_not_buffered_and_the_link_goes_on() {
+fn a_message_past_the_limit_is_reported_at_once_and_its_later_frames_are_discarded() {
     let config = ConnectionConfig {
         max_message_size: 10,
         ..ConnectionConfig::default()
     };
     let (mut peer, link) = sending_client(config);
     peer.conn.set_credit(link, 10).unwrap();
+    expect_flow(&mut peer);
     peer.send_with_payload(1, transfer(1, Some(0), true), b"123456");
-    peer.send_with_payload(1, transfer(1, None, true), b"789012");
-    peer.send_with_payload(1, transfer(1, None, true), b"345678");
     assert!(peer.events().is_empty());
-    peer.send_with_payload(1, transfer(1, None, false), b"9");
+    // The second frame takes it past 10 bytes: reported now, with no bytes kept.
+    peer.send_with_payload(1, transfer(1, None, true), b"789012");
     match &peer.events()[..] {
         [Event::Transfer(t)] => {
-            assert_eq!(t.oversize, Some(19));
+            assert_eq!(t.oversize, Some(12));
             assert!(t.message.is_empty());
             assert_eq!(t.delivery_id, DeliveryId(0));
         }
         other => panic!("unexpected {other:?}"),
     }
+    // The application's rejection goes out while the peer is still sending.
+    let rejected = DeliveryState::Rejected(Rejected { error: None });
+    peer.conn
+        .send_disposition(
+            link,
+            DeliveryId(0),
+            DeliveryId(0),
+            true,
+            Some(rejected.clone()),
+        )
+        .unwrap();
+    match peer.recv_performative() {
+        Performative::Disposition(d) => {
+            assert_eq!((d.first, d.settled), (DeliveryNumber(0), true));
+            assert_eq!(d.state, Some(rejected));
+        }
+        other => panic!("expected a disposition, got {other:?}"),
+    }
+    // The rest of its frames, the last one included, are discarded without a word.
+    peer.send_with_payload(1, transfer(1, None, true), b"345678");
+    peer.send_with_payload(1, transfer(1, None, false), b"9");
+    assert!(peer.events().is_empty());
+    peer.expect_silence();
     // The link is still attached and takes the next message whole.
     peer.send_with_payload(1, transfer(1, Some(1), false), b"ok");
     match &peer.events()[..] {
@@ -288,6 +316,60 @@ fn a_message_over_the_hard_cap_is_counted_not_buffered_and_the_link_goes_on() {
         other => panic!("unexpected {other:?}"),
     }
     assert_eq!(peer.conn.link_count(link.session), Ok(1));
+}
+
+#[test]
+fn an_abort_ends_the_discarding_of_an_oversize_delivery() {
+    let config = ConnectionConfig {
+        max_message_size: 4,
+        ..ConnectionConfig::default()
+    };
+    let (mut peer, link) = sending_client(config);
+    peer.conn.set_credit(link, 10).unwrap();
+    peer.send_with_payload(1, transfer(1, Some(0), true), b"12345");
+    assert!(matches!(&peer.events()[..], [Event::Transfer(t)] if t.oversize == Some(5)));
+    let mut abort = transfer(1, None, false);
+    abort.aborted = true;
+    peer.send(1, abort);
+    assert!(peer.events().is_empty());
+    // A new delivery, not a continuation of the aborted one.
+    peer.send_with_payload(1, transfer(1, Some(1), true), b"o");
+    peer.send_with_payload(1, transfer(1, None, false), b"k");
+    match &peer.events()[..] {
+        [Event::Transfer(t)] => {
+            assert_eq!((t.delivery_id, t.oversize), (DeliveryId(1), None));
+            assert_eq!(&t.message[..], b"ok");
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn the_links_advertised_max_message_size_is_the_limit() {
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 65536);
+    peer.send(1, attach_frame(1, Role::Sender, "q"));
+    let Some(Event::AttachRequested(request)) = peer.events().pop() else {
+        panic!("expected an attach request");
+    };
+    let reply = AttachReply {
+        max_message_size: Some(4),
+        ..AttachReply::echo(&request)
+    };
+    peer.conn.accept_attach(request.link, reply).unwrap();
+    match peer.recv_performative() {
+        Performative::Attach(attach) => assert_eq!(attach.max_message_size, Some(4)),
+        other => panic!("expected an attach, got {other:?}"),
+    }
+    peer.conn.set_credit(request.link, 10).unwrap();
+    peer.send_with_payload(1, transfer(1, Some(0), false), b"1234");
+    assert!(matches!(&peer.events()[..], [Event::Transfer(t)] if &t.message[..] == b"1234"));
+    // One byte over, in a single frame: reported once, and the next delivery starts afresh.
+    peer.send_with_payload(1, transfer(1, Some(1), false), b"12345");
+    assert!(matches!(&peer.events()[..], [Event::Transfer(t)] if t.oversize == Some(5)));
+    peer.send_with_payload(1, transfer(1, Some(2), false), b"ok");
+    assert!(matches!(&peer.events()[..], [Event::Transfer(t)] if &t.message[..] == b"ok"));
 }
 
 #[test]

@@ -28,8 +28,9 @@
 //! error, not a silent false; strings order ordinally; `+` concatenates two strings; integer
 //! `+ - *` wrap; `IN` follows SQL-92 (no match and a `NULL` in the list ⇒ unknown); `AND`/`OR`
 //! evaluate left to right and stop once the result is settled; rule names are unique ignoring
-//! ASCII case. Filter parameters (`@name`) are refused: the SDKs send only the expression
-//! text over AMQP (`sql-filter` = `{expression}`), never parameter values.
+//! ASCII case. Parameters (`@name`) are bound when the rule is created
+//! ([`SqlFilter::with_parameters`], [`SqlAction::with_parameters`]; keys match ignoring ASCII
+//! case, like identifiers) and parsed in as literals; an unbound one is refused at its position.
 //!
 //! ```
 //! use busbar_rules::{fan_out, Disposition, Filter, Message, Rule, RuleSet, SqlFilter, Subscription, Value};
@@ -57,6 +58,7 @@ mod error;
 mod fan_out;
 mod filter;
 mod message;
+mod parameter;
 mod rule;
 mod sql;
 mod value;
@@ -65,6 +67,7 @@ pub use error::{Error, EvaluationError, FILTER_EXCEPTION_REASON, SyntaxError};
 pub use fan_out::{Disposition, RoutedCopy, Subscription, fan_out};
 pub use filter::{CorrelationFilter, Filter};
 pub use message::{Message, MessageView, PropertyRef, SystemProperty, find_user_property};
+pub use parameter::{Parameter, ParameterValue};
 pub use rule::{DEFAULT_RULE_NAME, MAX_RULE_NAME_CHARS, Rule, RuleSet};
 pub use sql::{PropertyEdit, SqlAction, SqlFilter};
 pub use value::{ArithmeticOp, Comparison, Guid, TimeSpan, Timestamp, Truth, Value};

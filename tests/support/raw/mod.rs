@@ -15,18 +15,18 @@ mod stalled;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use busbar_amqp::frame::{
     FRAME_HEADER_SIZE, Frame, FrameDecoder, ProtocolHeader, encode_amqp_frame, encode_sasl_frame,
 };
 use busbar_amqp::performatives::{
-    Attach, Begin, DeliveryNumber, DeliveryState, Handle, MessageFormat, Open, Performative,
-    ReceiverSettleMode, Rejected, Role, SaslCode, SaslFrame, SaslInit, SenderSettleMode,
-    SequenceNo, Source, Target, Transfer, TransferNumber,
+    Attach, Begin, DeliveryNumber, DeliveryState, Disposition, Handle, MessageFormat, Open,
+    Performative, ReceiverSettleMode, Rejected, Role, SaslCode, SaslFrame, SaslInit,
+    SenderSettleMode, SequenceNo, Source, Target, Transfer, TransferNumber,
 };
 use busbar_amqp::types::{Symbol, Value};
 
@@ -34,6 +34,8 @@ use busbar_amqp::types::{Symbol, Value};
 const STEP: Duration = Duration::from_secs(20);
 /// The largest frame we send, whatever the broker takes: one frame is built at a time.
 const MAX_FRAME_SIZE: u32 = 1 << 20;
+/// The socket's send buffer (the kernel doubles it).
+const SEND_BUFFER: usize = 8 * 1024;
 /// How often `poll` runs while the broker is silent.
 const POLL: Duration = Duration::from_millis(10);
 
@@ -71,6 +73,27 @@ pub enum Outcome {
     Other(Option<DeliveryState>),
 }
 
+/// The delivery being sent, as the reader thread sees it when the broker's answers arrive.
+#[derive(Default)]
+struct StreamProgress {
+    /// The delivery being sent and how many of its bytes were handed to the socket.
+    streaming: Option<(u32, u64)>,
+    /// For a delivery settled before its last frame was sent: its bytes sent by then.
+    settled_while_streaming: HashMap<u32, u64>,
+}
+
+impl StreamProgress {
+    fn settled(&mut self, disposition: &Disposition) {
+        let first = disposition.first.0;
+        let last = disposition.last.map_or(first, |last| last.0);
+        if let Some((id, sent)) = self.streaming
+            && (first..=last).contains(&id)
+        {
+            self.settled_while_streaming.insert(id, sent);
+        }
+    }
+}
+
 #[derive(Default)]
 struct Link {
     delivery_count: u32,
@@ -87,6 +110,8 @@ pub struct RawConnection {
     remote_incoming_window: u32,
     next_delivery_id: u32,
     links: HashMap<u32, Link>,
+    /// Shared with the reader thread, which notes a settlement of the delivery being sent.
+    progress: Arc<Mutex<StreamProgress>>,
     /// Dispositions received: `(first, last, outcome)`.
     outcomes: Vec<(u32, u32, Outcome)>,
     /// Set to stop the reader thread reading the socket (before its next read).
@@ -100,6 +125,11 @@ impl RawConnection {
     pub fn open(port: u16) -> RawConnection {
         let mut socket = TcpStream::connect(("127.0.0.1", port)).unwrap();
         socket.set_nodelay(true).unwrap();
+        // Loopback's send buffer grows to megabytes: kept small, the bytes a test
+        // counts as sent are about those the broker has read.
+        socket2::SockRef::from(&socket)
+            .set_send_buffer_size(SEND_BUFFER)
+            .unwrap();
         socket.set_read_timeout(Some(STEP)).unwrap();
         let stop_reading = Arc::new(AtomicBool::new(false));
         let (resume, stopped) = mpsc::channel();
@@ -153,11 +183,16 @@ impl RawConnection {
         socket.set_read_timeout(None).unwrap();
 
         let (performatives_in, performatives) = mpsc::channel();
+        let progress = Arc::new(Mutex::new(StreamProgress::default()));
+        let reader_progress = Arc::clone(&progress);
         std::thread::spawn(move || {
             for performative in incoming {
                 let Incoming::Amqp(performative) = performative else {
                     panic!("not a performative from the broker: {performative:?}");
                 };
+                if let Performative::Disposition(disposition) = &performative {
+                    reader_progress.lock().unwrap().settled(disposition);
+                }
                 if performatives_in.send(performative).is_err() {
                     break;
                 }
@@ -171,6 +206,7 @@ impl RawConnection {
             remote_incoming_window: begin.incoming_window,
             next_delivery_id: 0,
             links: HashMap::new(),
+            progress,
             outcomes: Vec::new(),
             stop_reading,
             _resume: resume,
@@ -214,6 +250,8 @@ impl RawConnection {
             payload.extend_from_slice(from_head);
             payload.extend_from_slice(&zeros[..chunk - from_head.len()]);
             encode_amqp_frame(0, &transfer(handle, first, more), &payload, &mut frame);
+            // Counted before the write: an answer read meanwhile finds the frame sent.
+            self.progress.lock().unwrap().streaming = Some((delivery_id, (sent + chunk) as u64));
             self.socket.write_all(&frame).unwrap();
             frame.clear();
             self.next_outgoing_id = self.next_outgoing_id.wrapping_add(1);
@@ -227,6 +265,7 @@ impl RawConnection {
                 break;
             }
         }
+        self.progress.lock().unwrap().streaming = None;
         let link = self.links.get_mut(&handle).unwrap();
         link.delivery_count = link.delivery_count.wrapping_add(1);
         link.credit = link.credit.saturating_sub(1);
@@ -237,6 +276,13 @@ impl RawConnection {
     pub fn outcome(&mut self, delivery_id: u32, poll: &mut impl FnMut()) -> Outcome {
         self.wait(|c| c.settled(delivery_id).is_some(), poll);
         self.settled(delivery_id).unwrap().clone()
+    }
+
+    /// When `delivery_id` was settled before its last frame was sent: the bytes of it sent when
+    /// the disposition arrived (a bound on what the broker had read when it answered).
+    pub fn sent_when_settled(&self, delivery_id: u32) -> Option<u64> {
+        let progress = self.progress.lock().unwrap();
+        progress.settled_while_streaming.get(&delivery_id).copied()
     }
 
     /// The outcome of `delivery_id`, once a disposition covers it.

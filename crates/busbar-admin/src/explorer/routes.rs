@@ -4,7 +4,7 @@
 //! `Origin` equal to the server's own.
 
 use hyper::body::Incoming;
-use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, LOCATION, ORIGIN, SET_COOKIE};
+use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, ORIGIN, SET_COOKIE};
 use hyper::http::request::Parts;
 use hyper::{Method, Response, StatusCode};
 use maud::Markup;
@@ -19,7 +19,7 @@ use crate::control::{ControlError, NamespaceControl};
 use crate::http::answer::read_body;
 use crate::http::config::{Scheme, ServerConfig};
 use crate::http::request_url::RequestUrl;
-use crate::http::response::{Body, closing};
+use crate::http::response::{Body, closing, see_other};
 
 /// The largest form read (a message body of 256 KiB, percent-encoded).
 const MAX_FORM_BYTES: usize = 1024 * 1024;
@@ -76,7 +76,7 @@ pub(crate) async fn answer<C: NamespaceControl>(
         return sign_in(config, scheme, &form);
     }
     let Some((id, session)) = session else {
-        return redirect("/explorer/sign-in".to_owned());
+        return see_other("/explorer/sign-in");
     };
     if method == Method::POST && !same_token(form.text("csrf"), &session.csrf) {
         return refused(
@@ -86,7 +86,7 @@ pub(crate) async fn answer<C: NamespaceControl>(
     }
     if (method, rest) == (&Method::POST, "/sign-out") {
         config.explorer_sessions.close(&id);
-        let mut response = redirect("/explorer/sign-in".to_owned());
+        let mut response = see_other("/explorer/sign-in");
         let cookie = set_cookie(None, scheme == Scheme::Https);
         response.headers_mut().insert(SET_COOKIE, cookie);
         return response;
@@ -103,7 +103,7 @@ pub(crate) async fn answer<C: NamespaceControl>(
     });
     match outcome {
         Ok(Outcome::Page(status, markup)) => page(status, markup),
-        Ok(Outcome::Redirect(location)) => redirect(location),
+        Ok(Outcome::Redirect(location)) => see_other(&location),
         Ok(Outcome::Json(text)) => crate::http::response::json(StatusCode::OK, text),
         Err(error) => refused(status_of(&error), &error.to_string()),
     }
@@ -147,7 +147,7 @@ fn sign_in(config: &ServerConfig, scheme: Scheme, form: &Form) -> Response<Body>
         return page(StatusCode::UNAUTHORIZED, markup);
     };
     let id = config.explorer_sessions.open(&key_name);
-    let mut response = redirect("/explorer".to_owned());
+    let mut response = see_other("/explorer");
     let cookie = set_cookie(Some(&id), scheme == Scheme::Https);
     response.headers_mut().insert(SET_COOKIE, cookie);
     response
@@ -189,15 +189,6 @@ fn page(status: StatusCode, markup: Markup) -> Response<Body> {
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     // Pages may not be framed by another site (clickjacking a purge button).
     headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    response
-}
-
-fn redirect(location: String) -> Response<Body> {
-    let mut response = Response::new(Body::default());
-    *response.status_mut() = StatusCode::SEE_OTHER;
-    if let Ok(location) = HeaderValue::from_str(&location) {
-        response.headers_mut().insert(LOCATION, location);
-    }
     response
 }
 

@@ -17,13 +17,16 @@ use tokio::sync::watch;
 use tokio::time::{Instant, timeout_at};
 use tracing::debug;
 
+use super::accept;
 use super::config::{Scheme, ServerConfig};
 use super::controls;
 use super::data_plane::{self, DataExchange};
 use super::handlers::{Exchange, Failure, dispatch};
 use super::request_url::RequestUrl;
 use super::response::{self, Body, closing, refusal};
-use super::route::{Operation, RouteError, Routed, is_health_probe, is_metrics_scrape, route};
+use super::route::{
+    Operation, RouteError, Routed, is_browser_home, is_health_probe, is_metrics_scrape, route,
+};
 use crate::atom::MAX_DOCUMENT_BYTES;
 use crate::control::{ControlError, NamespaceControl};
 use crate::explorer;
@@ -44,13 +47,19 @@ pub(crate) async fn answer<C: NamespaceControl>(
     if is_health_probe(&parts.method, url.path(), url.has_api_version()) {
         return response::health(&control.health(), control.test_controls());
     }
+    let accept = parts
+        .headers
+        .get(ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
     if is_metrics_scrape(&parts.method, url.path(), url.has_api_version()) {
-        let accept = parts
-            .headers
-            .get(ACCEPT)
-            .and_then(|value| value.to_str().ok());
-        let text_format = accept.is_some_and(metrics::prefers_text_format);
-        return scrape(control, deadline, text_format).await;
+        let openmetrics = accept::names(accept, OPENMETRICS);
+        return scrape(control, deadline, openmetrics).await;
+    }
+    if is_browser_home(&parts.method, url.path(), url.has_api_version())
+        && accept::names(accept, "text/html")
+    {
+        return response::see_other("/explorer");
     }
     if explorer::is_explorer_path(url.path()) {
         return explorer::answer(control, config, scheme, &parts, &url, body, deadline).await;
@@ -125,20 +134,23 @@ pub(crate) async fn answer<C: NamespaceControl>(
     }
 }
 
-/// `GET /metrics`: the control's counts in the OpenMetrics text format (or Prometheus's 0.0.4
-/// text format when `text_format`), or a plain-text 404 (not served) or 503.
+/// The media type a scraper names to get OpenMetrics (Prometheus does, first).
+const OPENMETRICS: &str = "application/openmetrics-text";
+
+/// `GET /metrics`: the control's counts in Prometheus's 0.0.4 text format (OpenMetrics when
+/// `openmetrics`), or a plain-text 404 (not served) or 503.
 async fn scrape<C: NamespaceControl>(
     control: &C,
     deadline: Instant,
-    text_format: bool,
+    openmetrics: bool,
 ) -> Response<Body> {
     match timeout_at(deadline, control.metrics()).await {
-        Ok(Ok(snapshot)) if text_format => {
-            let text = metrics::to_text_format(&render(&snapshot));
-            response::text(StatusCode::OK, metrics::TEXT_CONTENT_TYPE, text)
+        Ok(Ok(snapshot)) if openmetrics => {
+            response::text(StatusCode::OK, metrics::CONTENT_TYPE, render(&snapshot))
         }
         Ok(Ok(snapshot)) => {
-            response::text(StatusCode::OK, metrics::CONTENT_TYPE, render(&snapshot))
+            let text = metrics::to_text_format(&render(&snapshot));
+            response::text(StatusCode::OK, metrics::TEXT_CONTENT_TYPE, text)
         }
         Ok(Err(ControlError::NotFound)) => response::text(
             StatusCode::NOT_FOUND,

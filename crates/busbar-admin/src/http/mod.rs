@@ -12,6 +12,7 @@
 //! controls under `/$busbar/` ([`crate::test_controls`]) are routed and answered by `controls`;
 //! the HTTP data plane's `…/messages…` requests ([`crate::data_plane`]) by `data_plane`.
 
+mod accept;
 pub(crate) mod answer;
 pub(crate) mod config;
 pub(crate) mod controls;

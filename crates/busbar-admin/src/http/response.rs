@@ -1,10 +1,10 @@
 //! HTTP responses with the service's content types (admin-api.md §3): entries, feeds, the
-//! `<Error>` bodies of failures (§6.9), the bare 401, the emulator's health document, and the
-//! JSON of Busbar's controls.
+//! `<Error>` bodies of failures (§6.9), the bare 401, the emulator's health document, the
+//! JSON of Busbar's controls, and redirects.
 
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderValue};
+use hyper::header::{ALLOW, CONNECTION, CONTENT_TYPE, HeaderValue, LOCATION};
 use hyper::{Response, StatusCode};
 use uuid::Uuid;
 
@@ -106,6 +106,16 @@ pub(crate) fn health(health: &Health, test_controls: bool) -> Response<Body> {
 /// A text document of `content_type` (the Prometheus scrape's).
 pub(crate) fn text(status: StatusCode, content_type: &'static str, text: String) -> Response<Body> {
     document(status, content_type, text)
+}
+
+/// A `303 See Other` to `location` (a path of this server).
+pub(crate) fn see_other(location: &str) -> Response<Body> {
+    let mut response = Response::new(Body::default());
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    if let Ok(location) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(LOCATION, location);
+    }
+    response
 }
 
 /// A JSON document.

@@ -104,6 +104,12 @@ pub(crate) fn is_health_probe(method: &Method, path: &str, has_api_version: bool
     method == Method::GET && matches!(path, "/health" | "/health/") && !has_api_version
 }
 
+/// Whether a request could be a browser's first visit, `GET /` without an `api-version`: with
+/// `Accept: text/html` it is sent to the explorer (the SDKs never ask for HTML).
+pub(crate) fn is_browser_home(method: &Method, path: &str, has_api_version: bool) -> bool {
+    method == Method::GET && path == "/" && !has_api_version
+}
+
 /// Whether a request is a Prometheus scrape, `GET /metrics` without an `api-version`, answered
 /// without authorisation (a queue may be called `metrics`, as for [`is_health_probe`]).
 pub(crate) fn is_metrics_scrape(method: &Method, path: &str, has_api_version: bool) -> bool {

@@ -109,8 +109,9 @@ pub struct IncomingTransfer {
     pub state: Option<DeliveryState>,
     /// Whether it arrived without credit (tolerated up to a bound).
     pub beyond_credit: bool,
-    /// The message's size when it passed the connection's hard cap on message size: its bytes
-    /// were dropped as they arrived (`message` is empty), for the application to reject it.
+    /// The bytes received when the delivery passed the link's max-message-size: it is
+    /// reported at once, before its last frame (`message` is empty), for the application to
+    /// reject it; the rest of its frames are discarded as they arrive.
     pub oversize: Option<u64>,
 }
 

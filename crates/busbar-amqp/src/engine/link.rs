@@ -42,8 +42,9 @@ pub(crate) struct PartialDelivery {
     pub(crate) body: BytesMut,
     /// Bytes received for the delivery so far, kept or dropped.
     pub(crate) size: u64,
-    /// Past the connection's hard cap: its bytes are counted and dropped, not buffered.
-    pub(crate) oversize: bool,
+    /// Past the link's max-message-size and reported: its bytes are dropped, and its frames
+    /// until the last (or an abort) discarded.
+    pub(crate) oversize_reported: bool,
 }
 
 /// One link of a session.

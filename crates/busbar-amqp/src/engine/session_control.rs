@@ -30,9 +30,11 @@ pub struct AttachReply {
     pub snd_settle_mode: Option<SenderSettleMode>,
     /// Receiver settle mode; `None` echoes the peer's.
     pub rcv_settle_mode: Option<ReceiverSettleMode>,
-    /// Largest message we advertise on the link; `None` uses the connection's limit. Incoming
-    /// transfers are cut off only at the connection's hard cap, so the application enforces a
-    /// smaller advertised limit itself (e.g. with a `rejected` outcome).
+    /// Largest message we advertise on the link; `None` uses the connection's limit. A delivery
+    /// past it is reported early as oversize ([`IncomingTransfer::oversize`]), for the
+    /// application to refuse (e.g. with a `rejected` outcome).
+    ///
+    /// [`IncomingTransfer::oversize`]: super::event::IncomingTransfer::oversize
     pub max_message_size: Option<u64>,
     /// Link properties.
     pub properties: Option<Fields>,

@@ -4,7 +4,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::config::ConnectionConfig;
 use super::error::Fault;
-use super::event::{AttachRequest, DeliveryId, DispositionUpdate, Event, IncomingTransfer};
+use super::event::{AttachRequest, DeliveryId, DispositionUpdate, Event, IncomingTransfer, LinkId};
 use super::flow::{ReceiverFlow, SenderFlow};
 use super::link::{Link, LinkFlow, LinkState, PartialDelivery};
 use super::session::{Output, Session, ids_in_range};
@@ -179,6 +179,7 @@ impl Session {
         // frames the peer sent in the same burst cannot have seen it.
         self.replenish_pending |= self.windows.needs_replenish();
         let key = self.known_handle(transfer.handle)?;
+        let link_id = self.link_id(key);
         let Some(link) = self.links.get_mut(key) else {
             return Ok(());
         };
@@ -232,19 +233,25 @@ impl Session {
                         beyond_credit: !credited,
                         body: BytesMut::new(),
                         size: 0,
-                        oversize: false,
+                        oversize_reported: false,
                     });
                 }
             }
         }
-        // The max-message-size a link advertises is the application's to enforce, as Service
-        // Bus rejects an oversize message with a `rejected` disposition and keeps the link
-        // (servicebus-amqp.md §3.3). Past the connection's hard cap the delivery's bytes are
-        // counted and dropped, so a message of any size costs no memory and is still answered.
-        let limit = config.max_message_size;
+        // Service Bus rejects an oversize message with a `rejected` disposition and keeps the
+        // link (servicebus-amqp.md §3.3). Once a delivery passes the link's max-message-size it
+        // is reported at once, its bytes dropped, so the application can reject it while the
+        // peer still streams it; its later frames are discarded as they arrive.
+        let limit = link.max_message_size;
         let Some(partial) = link.partial.as_mut() else {
             return Ok(());
         };
+        if partial.oversize_reported {
+            if transfer.aborted || !transfer.more {
+                self.take_partial(key);
+            }
+            return Ok(());
+        }
         partial.settled |= transfer.settled.unwrap_or(false);
         if transfer.state.is_some() {
             partial.state = transfer.state.clone();
@@ -256,12 +263,18 @@ impl Session {
         partial.size = partial
             .size
             .saturating_add(u64::try_from(payload.len()).unwrap_or(u64::MAX));
-        if partial.size > limit && !partial.oversize {
-            partial.oversize = true;
+        if partial.size > limit {
             self.held_incoming = self.held_incoming.saturating_sub(partial.body.len());
             partial.body = BytesMut::new();
-        }
-        if partial.oversize && transfer.more {
+            partial.oversize_reported = true;
+            if !partial.settled {
+                self.incoming_unsettled.insert(partial.delivery_id, key);
+            }
+            let event = transfer_event(link_id, partial, Bytes::new());
+            if !transfer.more {
+                self.take_partial(key);
+            }
+            out.events.push_back(event);
             return Ok(());
         }
         if transfer.more {
@@ -277,33 +290,21 @@ impl Session {
             self.held_incoming += payload.len();
             return Ok(());
         }
-        let Some(partial) = self.take_partial(key) else {
+        let Some(mut partial) = self.take_partial(key) else {
             return Ok(());
         };
-        let message = if partial.oversize {
-            Bytes::new()
-        } else if partial.body.is_empty() {
+        let message = if partial.body.is_empty() {
             payload
         } else {
-            let mut body = partial.body;
+            let mut body = std::mem::take(&mut partial.body);
             body.extend_from_slice(&payload);
             body.freeze()
         };
         if !partial.settled {
             self.incoming_unsettled.insert(partial.delivery_id, key);
         }
-        out.events.push_back(Event::Transfer(IncomingTransfer {
-            link: self.link_id(key),
-            delivery_id: DeliveryId(partial.delivery_id),
-            delivery_tag: partial.delivery_tag,
-            message,
-            message_format: partial.message_format,
-            settled: partial.settled,
-            rcv_settle_mode: partial.rcv_settle_mode,
-            state: partial.state,
-            beyond_credit: partial.beyond_credit,
-            oversize: partial.oversize.then_some(partial.size),
-        }));
+        out.events
+            .push_back(transfer_event(link_id, &partial, message));
         Ok(())
     }
 
@@ -412,4 +413,21 @@ impl Session {
             error,
         });
     }
+}
+
+/// The event reporting `partial` with `message` as its bytes: empty once it passed the link's
+/// max-message-size, which `oversize` then says.
+fn transfer_event(link: LinkId, partial: &PartialDelivery, message: Bytes) -> Event {
+    Event::Transfer(IncomingTransfer {
+        link,
+        delivery_id: DeliveryId(partial.delivery_id),
+        delivery_tag: partial.delivery_tag.clone(),
+        message,
+        message_format: partial.message_format,
+        settled: partial.settled,
+        rcv_settle_mode: partial.rcv_settle_mode,
+        state: partial.state.clone(),
+        beyond_credit: partial.beyond_credit,
+        oversize: partial.oversize_reported.then_some(partial.size),
+    })
 }

@@ -20,6 +20,7 @@ mod registry;
 mod request;
 mod rule_changes;
 mod rule_descriptions;
+mod rule_parameters;
 mod rules;
 mod sections;
 mod settlement;

@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use busbar_amqp::types::Value;
 use busbar_rules::{
-    CorrelationFilter, DEFAULT_RULE_NAME, Filter, Rule, RuleSet, SqlAction, SqlFilter,
+    CorrelationFilter, DEFAULT_RULE_NAME, Filter, Parameter, Rule, RuleSet, SqlAction, SqlFilter,
 };
 use busbar_store::{Completion, EntityId, MetaKey, Record, Recovered};
 use bytes::{Bytes, BytesMut};
 
 use super::request::Request;
+use super::rule_parameters;
 use super::rules::{amqp_value, rules_value};
 use crate::errors::BrokerError;
 
@@ -225,12 +226,21 @@ fn decoded(bytes: &Bytes) -> Result<RuleSet, BrokerError> {
 
 /// The add-rule description map of `rule` (true and false filters under keys of their own).
 fn description_of(rule: &Rule) -> Value {
-    let expression = |text: &str| Value::Map(vec![(Value::from("expression"), Value::from(text))]);
+    let expression = |text: &str, parameters: &[Parameter]| {
+        let mut map = vec![(Value::from("expression"), Value::from(text))];
+        if let Some(parameters) = rule_parameters::encode(parameters) {
+            map.push((Value::from("parameters"), parameters));
+        }
+        Value::Map(map)
+    };
     let text = |value: &Option<String>| value.clone().map_or(Value::Null, Value::String);
     let filter = match rule.filter() {
         Filter::True => (Value::from(TRUE_FILTER), Value::Map(Vec::new())),
         Filter::False => (Value::from(FALSE_FILTER), Value::Map(Vec::new())),
-        Filter::Sql(sql) => (Value::from("sql-filter"), expression(sql.expression())),
+        Filter::Sql(sql) => (
+            Value::from("sql-filter"),
+            expression(sql.expression(), sql.parameters()),
+        ),
         Filter::Correlation(filter) => {
             let properties = filter
                 .properties
@@ -259,7 +269,7 @@ fn description_of(rule: &Rule) -> Value {
     if let Some(action) = rule.action() {
         description.push((
             Value::from("sql-rule-action"),
-            expression(action.expression()),
+            expression(action.expression(), action.parameters()),
         ));
     }
     Value::Map(description)
@@ -269,7 +279,11 @@ fn description_of(rule: &Rule) -> Value {
 fn rule_from_description(name: &str, description: &[(Value, Value)]) -> Result<Rule, BrokerError> {
     let present = |key: &str| field(description, key).filter(|value| **value != Value::Null);
     let filter = if let Some(sql) = present("sql-filter") {
-        Filter::Sql(SqlFilter::parse(expression(sql)?).map_err(|error| rules_error(error.into()))?)
+        let (text, parameters) = expression(sql)?;
+        Filter::Sql(
+            SqlFilter::with_parameters(text, parameters)
+                .map_err(|error| rules_error(error.into()))?,
+        )
     } else if let Some(correlation) = present("correlation-filter") {
         Filter::Correlation(correlation_filter(correlation)?)
     } else if present(TRUE_FILTER).is_some() {
@@ -283,7 +297,8 @@ fn rule_from_description(name: &str, description: &[(Value, Value)]) -> Result<R
     };
     let action = present("sql-rule-action")
         .map(|action| {
-            SqlAction::parse(expression(action)?).map_err(|error| rules_error(error.into()))
+            let (text, parameters) = expression(action)?;
+            SqlAction::with_parameters(text, parameters).map_err(|error| rules_error(error.into()))
         })
         .transpose()?;
     Rule::new(name, filter, action).map_err(rules_error)
@@ -319,12 +334,13 @@ fn correlation_filter(value: &Value) -> Result<CorrelationFilter, BrokerError> {
     })
 }
 
-fn expression(value: &Value) -> Result<&str, BrokerError> {
-    value
-        .as_map()
-        .and_then(|map| field(map, "expression"))
+/// The `expression` of a SQL filter or action map, and its `parameters`.
+fn expression(value: &Value) -> Result<(&str, Vec<Parameter>), BrokerError> {
+    let map = value.as_map().unwrap_or_default();
+    let text = field(map, "expression")
         .and_then(Value::as_str)
-        .ok_or_else(|| argument("a filter or action needs an 'expression' string"))
+        .ok_or_else(|| argument("a filter or action needs an 'expression' string"))?;
+    Ok((text, rule_parameters::decode(field(map, "parameters"))?))
 }
 
 fn field<'a>(map: &'a [(Value, Value)], key: &str) -> Option<&'a Value> {

@@ -2,6 +2,7 @@
 
 use crate::error::{EvaluationError, SyntaxError};
 use crate::message::{MessageView, PropertyRef, SystemProperty, same_name};
+use crate::parameter::Parameter;
 use crate::sql::ast::Statement;
 use crate::sql::eval::Scope;
 use crate::sql::parser;
@@ -60,15 +61,26 @@ impl PropertyEdit {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SqlAction {
     expression: String,
+    parameters: Vec<Parameter>,
     statements: Vec<Statement>,
 }
 
 impl SqlAction {
     /// Parses an action expression; a malformed one is refused with the position at fault.
     pub fn parse(expression: &str) -> Result<SqlAction, SyntaxError> {
-        let statements = parser::parse_action(expression)?;
+        SqlAction::with_parameters(expression, Vec::new())
+    }
+
+    /// Parses an action expression whose `@name`s take their values from `parameters`; one
+    /// that `parameters` does not bind is refused at its position.
+    pub fn with_parameters(
+        expression: &str,
+        parameters: Vec<Parameter>,
+    ) -> Result<SqlAction, SyntaxError> {
+        let statements = parser::parse_action(expression, &parameters)?;
         Ok(SqlAction {
             expression: expression.to_owned(),
+            parameters,
             statements,
         })
     }
@@ -76,6 +88,11 @@ impl SqlAction {
     /// The expression as the client wrote it.
     pub fn expression(&self) -> &str {
         &self.expression
+    }
+
+    /// The parameters as the client gave them, in order.
+    pub fn parameters(&self) -> &[Parameter] {
+        &self.parameters
     }
 
     /// Runs the statements against `message` and returns the edits for its copy. The message

@@ -55,6 +55,8 @@ pub(crate) enum TokenKind {
     Integer(i64),
     Float(f64),
     Text(String),
+    /// `@name`, with its `@`.
+    Parameter(String),
     LeftParen,
     RightParen,
     Comma,
@@ -165,10 +167,14 @@ impl Lexer {
             '>' if self.eat('=') => TokenKind::GreaterEqual,
             '>' => TokenKind::Greater,
             '@' => {
-                return Err(syntax_error(
-                    position,
-                    "filter parameters (@name) are not supported",
-                ));
+                let name = self.take_while(|c| c == '_' || c.is_alphanumeric());
+                if name.is_empty() {
+                    return Err(syntax_error(
+                        position,
+                        "expected a parameter name after '@'",
+                    ));
+                }
+                TokenKind::Parameter(format!("@{name}"))
             }
             other => {
                 return Err(syntax_error(

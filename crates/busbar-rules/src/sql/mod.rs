@@ -11,6 +11,7 @@ pub use action::{PropertyEdit, SqlAction};
 
 use crate::error::{EvaluationError, SyntaxError};
 use crate::message::MessageView;
+use crate::parameter::Parameter;
 use crate::value::{Guid, Truth};
 
 /// A SQL filter, parsed once when the rule is added and evaluated for every message.
@@ -29,15 +30,41 @@ use crate::value::{Guid, Truth};
 #[derive(Debug, Clone, PartialEq)]
 pub struct SqlFilter {
     expression: String,
+    parameters: Vec<Parameter>,
     tree: ast::Expr,
 }
 
 impl SqlFilter {
     /// Parses a filter expression; a malformed one is refused with the position at fault.
     pub fn parse(expression: &str) -> Result<SqlFilter, SyntaxError> {
-        let tree = parser::parse_filter(expression)?;
+        SqlFilter::with_parameters(expression, Vec::new())
+    }
+
+    /// Parses a filter expression whose `@name`s take their values from `parameters`; one
+    /// that `parameters` does not bind is refused at its position.
+    ///
+    /// ```
+    /// use busbar_rules::{Message, Parameter, ParameterValue, SqlFilter, Truth, Value};
+    ///
+    /// let parameters = vec![
+    ///     Parameter::new("@c", ParameterValue::String("red".into())),
+    ///     Parameter::new("@n", ParameterValue::Int(3)),
+    /// ];
+    /// let filter = SqlFilter::with_parameters("color = @c AND size > @n", parameters).unwrap();
+    /// let message = Message::default()
+    ///     .with_user("color", Value::Str("red".into()))
+    ///     .with_user("size", Value::Int(4));
+    /// assert_eq!(filter.evaluate(&message, &mut || unreachable!()), Ok(Truth::True));
+    /// assert!(SqlFilter::parse("color = @c").is_err());
+    /// ```
+    pub fn with_parameters(
+        expression: &str,
+        parameters: Vec<Parameter>,
+    ) -> Result<SqlFilter, SyntaxError> {
+        let tree = parser::parse_filter(expression, &parameters)?;
         Ok(SqlFilter {
             expression: expression.to_owned(),
+            parameters,
             tree,
         })
     }
@@ -45,6 +72,11 @@ impl SqlFilter {
     /// The expression as the client wrote it (what `enumerate-rules` returns).
     pub fn expression(&self) -> &str {
         &self.expression
+    }
+
+    /// The parameters as the client gave them, in order.
+    pub fn parameters(&self) -> &[Parameter] {
+        &self.parameters
     }
 
     /// Evaluates the filter; the message matches only on [`Truth::True`]. `new_guid` serves

@@ -8,6 +8,7 @@
 
 use crate::error::SyntaxError;
 use crate::message::{PropertyRef, SystemProperty};
+use crate::parameter::{self, Parameter};
 use crate::sql::ast::{CompareOp, Expr, LikeRhs, Statement};
 use crate::sql::lexer::{Keyword, Token, TokenKind, syntax_error, tokenize};
 use crate::sql::like::LikePattern;
@@ -20,9 +21,9 @@ pub(crate) const MAX_DEPTH: usize = 128;
 /// Service Bus quota: "Maximum number of expressions per rule action".
 pub(crate) const MAX_ACTION_STATEMENTS: usize = 32;
 
-/// Parses a filter: a single predicate.
-pub(crate) fn parse_filter(text: &str) -> Result<Expr, SyntaxError> {
-    let mut parser = Parser::new(text)?;
+/// Parses a filter: a single predicate; each `@name` is replaced by its value in `parameters`.
+pub(crate) fn parse_filter(text: &str, parameters: &[Parameter]) -> Result<Expr, SyntaxError> {
+    let mut parser = Parser::new(text, parameters)?;
     let position = parser.position();
     let (expr, _) = parser.or()?;
     parser.expect_boolean(&expr, position)?;
@@ -31,9 +32,12 @@ pub(crate) fn parse_filter(text: &str) -> Result<Expr, SyntaxError> {
 }
 
 /// Parses an action: `SET property = expression` / `REMOVE property` statements, each
-/// optionally followed by `;`.
-pub(crate) fn parse_action(text: &str) -> Result<Vec<Statement>, SyntaxError> {
-    let mut parser = Parser::new(text)?;
+/// optionally followed by `;`; each `@name` is replaced by its value in `parameters`.
+pub(crate) fn parse_action(
+    text: &str,
+    parameters: &[Parameter],
+) -> Result<Vec<Statement>, SyntaxError> {
+    let mut parser = Parser::new(text, parameters)?;
     let mut statements = Vec::new();
     loop {
         while parser.eat(&TokenKind::Semicolon) {}
@@ -72,20 +76,27 @@ pub(crate) fn parse_action(text: &str) -> Result<Vec<Statement>, SyntaxError> {
     Ok(statements)
 }
 
+/// Why an expression's `@name` is refused: the rule binds no value to it.
+fn unbound_parameter(name: &str) -> String {
+    format!("the parameter '{name}' is not defined in the expression's parameters")
+}
+
 type Parsed = (Expr, usize);
 
-struct Parser {
+struct Parser<'p> {
+    parameters: &'p [Parameter],
     tokens: Vec<Token>,
     next: usize,
     nesting: usize,
     end: Token,
 }
 
-impl Parser {
-    fn new(text: &str) -> Result<Parser, SyntaxError> {
+impl<'p> Parser<'p> {
+    fn new(text: &str, parameters: &'p [Parameter]) -> Result<Parser<'p>, SyntaxError> {
         let tokens = tokenize(text)?;
         let end_position = tokens.last().map_or(1, |t| t.position);
         Ok(Parser {
+            parameters,
             tokens,
             next: 0,
             nesting: 0,
@@ -178,7 +189,7 @@ impl Parser {
     /// Runs `inner` one nesting level deeper (parentheses, `NOT`, unary signs, call arguments).
     fn nested<T>(
         &mut self,
-        inner: impl FnOnce(&mut Parser) -> Result<T, SyntaxError>,
+        inner: impl FnOnce(&mut Self) -> Result<T, SyntaxError>,
     ) -> Result<T, SyntaxError> {
         if self.nesting >= MAX_DEPTH {
             return Err(syntax_error(
@@ -437,6 +448,10 @@ impl Parser {
             TokenKind::Keyword(Keyword::True) => Some(Value::Bool(true)),
             TokenKind::Keyword(Keyword::False) => Some(Value::Bool(false)),
             TokenKind::Keyword(Keyword::Null) => Some(Value::Null),
+            TokenKind::Parameter(name) => Some(
+                parameter::bound(self.parameters, name)
+                    .ok_or_else(|| syntax_error(position, unbound_parameter(name)))?,
+            ),
             _ => None,
         };
         if let Some(value) = literal {
@@ -540,6 +555,7 @@ fn describe(kind: &TokenKind) -> String {
         TokenKind::Integer(i) => return format!("number {i}"),
         TokenKind::Float(f) => return format!("number {f}"),
         TokenKind::Text(text) => return format!("string '{text}'"),
+        TokenKind::Parameter(name) => return format!("parameter {name}"),
         TokenKind::End => return "the end of the expression".to_owned(),
         TokenKind::LeftParen => "(",
         TokenKind::RightParen => ")",

@@ -24,8 +24,9 @@ impl BrokerConnection {
     pub(super) fn request(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
         let (link, delivery_id) = (transfer.link, transfer.delivery_id);
         let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
-        // A request past the connection's hard cap cannot be answered on the reply link (its
-        // message-id and reply-to were dropped with it): its delivery is rejected instead.
+        // A request past the link's limit (the connection's cap) cannot be answered on the
+        // reply link (its message-id and reply-to were dropped with it): its delivery is
+        // rejected instead, as soon as it passed the limit.
         let oversize = transfer
             .oversize
             .and_then(|size| size_exceeded(&transfer, size, MAX_TRANSFER_SIZE));

@@ -47,6 +47,16 @@ impl BrokerConnection {
         let (link, delivery_id, settled) = (transfer.link, transfer.delivery_id, transfer.settled);
         let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
         self.send_taken(link, transfer_size(&transfer), connection);
+        if let Some(error) = self.oversize(&transfer) {
+            // Answered now rather than through the mailbox: the client may still be streaming
+            // the message, and the sooner it hears, the less it sends for nothing.
+            self.send_answered(link, connection);
+            if !settled {
+                self.send_outcome(link, delivery_id, Err(error));
+                self.flush_dispositions(connection);
+            }
+            return;
+        }
         let mailbox = self.mailbox.clone();
         // Posted for a pre-settled send too: its answer gives the link's credit back.
         let outcome = move |result: Result<OperationResult, BrokerError>| {
@@ -57,10 +67,6 @@ impl BrokerConnection {
                 result: result.map(|_| ()),
             });
         };
-        if let Some(error) = self.oversize(&transfer) {
-            outcome(Err(error));
-            return;
-        }
         let messages = match messages_of_transfer(transfer.message, transfer.message_format) {
             Ok(messages) => messages,
             Err(error) => {
@@ -95,8 +101,9 @@ impl BrokerConnection {
         );
     }
 
-    /// Why a sent message is refused for its size, if it is: past the link's max-message-size,
-    /// or past the connection's hard cap (then its bytes were dropped on arrival).
+    /// Why a sent message is refused for its size, if it is: past the link's max-message-size
+    /// (the engine reports it as soon as it passes, its bytes dropped, while the client may
+    /// still be sending it, so the rejection goes out before its last frame).
     fn oversize(&self, transfer: &IncomingTransfer) -> Option<BrokerError> {
         size_exceeded(
             transfer,
@@ -421,7 +428,8 @@ fn store_everywhere(targets: Vec<(EntityHandle, Vec<NewMessage>)>, reply: Reply)
     }
 }
 
-/// A transfer's size: as sent, even past the connection's cap (whose bytes were dropped).
+/// A transfer's size: as received, or for an oversize one what had arrived when it passed its
+/// link's limit (its bytes were dropped).
 fn transfer_size(transfer: &IncomingTransfer) -> u64 {
     transfer
         .oversize

@@ -165,6 +165,41 @@ fn a_changed_rule_set_survives_a_restart_of_the_store() {
     assert!(persisted(&recovered, EntityId(5)).is_none());
 }
 
+#[test]
+fn parameters_survive_a_restart_with_their_types_and_unbound_ones_are_refused() {
+    use busbar_rules::{ParameterValue, TimeSpan};
+    let filter = SqlFilter::with_parameters(
+        "color = @c AND size > @n AND wait < @w",
+        vec![
+            Parameter::new("@c", ParameterValue::String("red".into())),
+            Parameter::new("@n", ParameterValue::Int(3)),
+            Parameter::new("@w", ParameterValue::Duration(TimeSpan(5_000))),
+        ],
+    )
+    .unwrap();
+    let action = SqlAction::with_parameters(
+        "SET sys.Label = @l",
+        vec![Parameter::new("@l", ParameterValue::String("seen".into()))],
+    )
+    .unwrap();
+    let rule = Rule::new("typed", Filter::Sql(filter), Some(action)).unwrap();
+    let rules = RuleChange::Add(Box::new(rule))
+        .applied_to(&RuleSet::default())
+        .unwrap();
+    let mut storage = MemoryStorage::new();
+    storage.append(&[record(EntityId(3), &rules)]).unwrap();
+    storage.sync().unwrap();
+    let recovered = storage.restart().recover().unwrap();
+    assert_eq!(persisted(&recovered, EntityId(3)).unwrap().unwrap(), rules);
+
+    // An add-rule whose expression names a parameter it does not bind.
+    let error = add_rule("unbound", map(&[("sql-filter", sql("color = @c"))])).unwrap_err();
+    assert!(
+        matches!(&error, BrokerError::Argument(text) if text.contains("'@c' is not defined")),
+        "{error:?}"
+    );
+}
+
 /// A rule change's reply, caught for the test.
 fn caught() -> (
     ChangeReply,
