@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use std::time::Duration;
 
-use crate::backlog_rss::BacklogOptions;
+use crate::backlog_rss::{BacklogOptions, BacklogPhase};
 use crate::crash::CrashOptions;
 use crate::error::BenchError;
 use crate::slow_handshakes::{Opening, SlowHandshakeOptions};
@@ -36,10 +36,12 @@ Usage:
                                   open, second by second [20 s]
   busbar-bench backlog-rss --url URL --broker-pid PID [--queues A,B] [--megabytes N]
                           [--message-kib K] [--idle-seconds S] [--label NAME]
+                          [--phase both|fill|drain]
                                   fills the queues with a backlog of N MB of K KiB messages
                                   (spread evenly), drains it with receive-and-delete and prints
                                   the broker's RSS at start, peak, full, drained and after S
-                                  idle seconds [bench-0,bench-1; 1024 MB; 64 KiB; 5 s]
+                                  idle seconds [bench-0,bench-1; 1024 MB; 64 KiB; 5 s]; fill
+                                  or drain alone, to restart the broker in between
   busbar-bench machine-probe DIR  what a write + fdatasync costs on the disk under DIR (200 B
                                   and 4 KiB) and a round trip between two threads: the state
                                   of the machine, which moves durable and 1-in-flight figures
@@ -304,6 +306,7 @@ fn parse_backlog(args: &[String]) -> Result<BacklogOptions, BenchError> {
         message_kib: 64,
         idle: Duration::from_secs(5),
         label: "busbar".to_owned(),
+        phase: BacklogPhase::Both,
     };
     let mut flags = Flags::new(args);
     while let Some(flag) = flags.next_flag() {
@@ -327,6 +330,14 @@ fn parse_backlog(args: &[String]) -> Result<BacklogOptions, BenchError> {
                 options.idle = Duration::from_secs(seconds);
             }
             "--label" => options.label = flags.value("--label")?,
+            "--phase" => {
+                options.phase = match flags.value("--phase")?.as_str() {
+                    "both" => BacklogPhase::Both,
+                    "fill" => BacklogPhase::Fill,
+                    "drain" => BacklogPhase::Drain,
+                    other => return Err(usage(format!("--phase {other:?}: both, fill or drain"))),
+                };
+            }
             other => return Err(usage(format!("unknown argument {other:?}"))),
         }
     }

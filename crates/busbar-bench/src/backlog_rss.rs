@@ -31,6 +31,17 @@ pub(crate) struct BacklogOptions {
     pub(crate) idle: Duration,
     /// The name of this run in the table.
     pub(crate) label: String,
+    /// Fill and drain, or one of them (to restart the broker in between).
+    pub(crate) phase: BacklogPhase,
+}
+
+/// What a run does with the backlog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BacklogPhase {
+    Both,
+    Fill,
+    /// Drains a backlog an earlier `Fill` run left, of the same size.
+    Drain,
 }
 
 /// Unsettled sends each producer keeps in flight.
@@ -60,14 +71,20 @@ pub(crate) async fn run(options: BacklogOptions) -> Result<(), BenchError> {
     let body_bytes = options.message_kib * 1024;
     let messages = per_queue.div_ceil(body_bytes as u64);
     let filled = Instant::now();
-    let accepted = fill(&connector, &options.queues, body_bytes, messages).await?;
+    let accepted = if options.phase == BacklogPhase::Drain {
+        vec![messages; options.queues.len()]
+    } else {
+        fill(&connector, &options.queues, body_bytes, messages).await?
+    };
     let fill_seconds = filled.elapsed().as_secs_f64();
     let full = rss()?;
+    let drained_at = Instant::now();
+    if options.phase != BacklogPhase::Fill {
+        drain(&connector, &options.queues, &accepted).await?;
+    }
+    let drain_seconds = drained_at.elapsed().as_secs_f64();
     sampling.store(false, Ordering::Relaxed);
     let _ = sampler.await;
-    let drained_at = Instant::now();
-    drain(&connector, &options.queues, &accepted).await?;
-    let drain_seconds = drained_at.elapsed().as_secs_f64();
     let drained = rss()?;
     tokio::time::sleep(options.idle).await;
     let idle = rss()?;
@@ -84,7 +101,7 @@ pub(crate) async fn run(options: BacklogOptions) -> Result<(), BenchError> {
         (total * body_bytes as u64) as f64 / 1e6,
         options.message_kib,
         mib(start),
-        mib(peak.load(Ordering::Relaxed).max(full)),
+        mib(peak.load(Ordering::Relaxed).max(full).max(drained)),
         mib(full),
         mib(drained),
         mib(idle),
