@@ -14,10 +14,10 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use fe2o3_amqp::link::SendError;
-use fe2o3_amqp::link::delivery::DeliveryFut;
+use fe2o3_amqp::link::delivery::{DeliveryFut, Sendable};
 use fe2o3_amqp::link::receiver::CreditMode;
 use fe2o3_amqp::types::definitions::{AmqpError, ErrorCondition, SenderSettleMode};
-use fe2o3_amqp::types::messaging::{Body, Data, Message, Outcome};
+use fe2o3_amqp::types::messaging::{Body, Data, Message, Outcome, SerializableBody};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Receiver, Sender};
 use support::client::{connect, step};
@@ -116,6 +116,27 @@ const IN_FLIGHT: usize = 32;
 /// freed pages in the background within seconds; a loaded machine gets more).
 const GIVE_BACK_WITHIN: Duration = Duration::from_secs(60);
 
+/// Sends `count` messages, `IN_FLIGHT` unsettled at a time, and checks each was accepted.
+async fn send_all<T: SerializableBody, M: Into<Sendable<T>>>(
+    sender: &mut Sender,
+    count: usize,
+    message: impl Fn(usize) -> M,
+) {
+    let mut outcomes: VecDeque<DeliveryFut<Result<Outcome, SendError>>> =
+        VecDeque::with_capacity(IN_FLIGHT);
+    for index in 0..count {
+        if outcomes.len() == IN_FLIGHT {
+            let outcome = step(outcomes.pop_front().unwrap()).await.unwrap();
+            assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+        }
+        outcomes.push_back(step(sender.send_batchable(message(index))).await.unwrap());
+    }
+    for outcome in outcomes {
+        let outcome = step(outcome).await.unwrap();
+        assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drained_backlog_gives_its_memory_back() {
     let dir = scratch_dir("backlog-rss");
@@ -130,19 +151,7 @@ async fn a_drained_backlog_gives_its_memory_back() {
     drain(&mut receiver, 1).await;
     let start_kib = broker.rss_kib();
 
-    let mut outcomes: VecDeque<DeliveryFut<Result<Outcome, SendError>>> =
-        VecDeque::with_capacity(IN_FLIGHT);
-    for _ in 0..BACKLOG_MESSAGES {
-        if outcomes.len() == IN_FLIGHT {
-            let outcome = step(outcomes.pop_front().unwrap()).await.unwrap();
-            assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
-        }
-        outcomes.push_back(step(sender.send_batchable(body_message())).await.unwrap());
-    }
-    for outcome in outcomes {
-        let outcome = step(outcome).await.unwrap();
-        assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
-    }
+    send_all(&mut sender, BACKLOG_MESSAGES, |_| body_message()).await;
     let full_kib = broker.rss_kib();
     let backlog_kib = u64::try_from(BACKLOG_MESSAGES * BODY / 1024).unwrap();
     // The broker does hold the backlog, so the bound below measures something.
@@ -192,19 +201,7 @@ async fn a_backlog_past_the_budget_is_held_on_disk_and_drains_in_order_after_a_k
     // One send first, so that the baseline holds what any send allocates.
     step(sender.send("warm-up".to_owned())).await.unwrap();
     let start_kib = broker.rss_kib();
-    let mut outcomes: VecDeque<DeliveryFut<Result<Outcome, SendError>>> =
-        VecDeque::with_capacity(IN_FLIGHT);
-    for index in 0..ON_DISK_MESSAGES {
-        if outcomes.len() == IN_FLIGHT {
-            let outcome = step(outcomes.pop_front().unwrap()).await.unwrap();
-            assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
-        }
-        outcomes.push_back(step(sender.send_batchable(numbered(index))).await.unwrap());
-    }
-    for outcome in outcomes {
-        let outcome = step(outcome).await.unwrap();
-        assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
-    }
+    send_all(&mut sender, ON_DISK_MESSAGES, numbered).await;
     let full_kib = broker.rss_kib();
     eprintln!("VmRSS {start_kib} KiB at start, {full_kib} KiB holding a 262144 KiB backlog");
     assert!(

@@ -43,22 +43,26 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 fn the_python_durability_and_failover_cases_pass_on_postgres() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = prepared_environment(&root.join("tests").join("python").join("requirements.txt"));
-    let runs: Vec<_> = ["test_restart.py", "test_backlog_on_disk.py", "failover_postgres.py"]
-        .into_iter()
-        .map(|file| {
-            let url = PgServer::shared().create_database("python");
-            let child = Command::new(&python)
-                .args(["-m", "pytest", "-q", "-n", "0"])
-                .arg(Path::new("tests").join("python").join(file))
-                .current_dir(root)
-                .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))
-                .env("BUSBAR_STORAGE_URL", &url)
-                .env("PYTHONDONTWRITEBYTECODE", "1")
-                .spawn()
-                .unwrap_or_else(|error| panic!("cannot start {}: {error}", python.display()));
-            (file, child)
-        })
-        .collect();
+    let runs: Vec<_> = [
+        "test_restart.py",
+        "test_backlog_on_disk.py",
+        "failover_postgres.py",
+    ]
+    .into_iter()
+    .map(|file| {
+        let url = PgServer::shared().create_database("python");
+        let child = Command::new(&python)
+            .args(["-m", "pytest", "-q", "-n", "0"])
+            .arg(Path::new("tests").join("python").join(file))
+            .current_dir(root)
+            .env("BUSBAR_BIN", env!("CARGO_BIN_EXE_busbar"))
+            .env("BUSBAR_STORAGE_URL", &url)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .spawn()
+            .unwrap_or_else(|error| panic!("cannot start {}: {error}", python.display()));
+        (file, child)
+    })
+    .collect();
     for (file, child) in runs {
         let status = wait_with_guard(child, SUITE_TIMEOUT, file);
         assert!(
