@@ -114,6 +114,10 @@ struct Broker {
     url: String,
 }
 
+/// Small enough that nearly every message's bytes are evicted once durable: every delivery,
+/// drain and restart of the campaign reads them back from the store.
+const MEMORY_BUDGET: &str = "1MiB";
+
 impl Broker {
     fn start(options: &CrashOptions) -> Result<Self, BenchError> {
         let log_path = options.dir.join("busbar.log");
@@ -129,6 +133,7 @@ impl Broker {
             .arg(options.dir.join("data"))
             .args(["--listen", "127.0.0.1:0", "--admin-listen", "none"])
             .args(["--tls-listen", "none"])
+            .args(["--memory-budget", MEMORY_BUDGET])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(log)
