@@ -28,28 +28,30 @@ def client(broker):
         yield sb
 
 
-def set_queue_status(broker, name, status):
+def set_status(broker, status, get, update):
+    """Sets the status of the entity `get(admin)` reads, through `update(admin, properties)`."""
     with admin_client(broker) as admin:
-        queue = admin.get_queue(name)
-        queue.status = status
-        admin.update_queue(queue)
-        assert admin.get_queue(name).status == status
+        properties = get(admin)
+        properties.status = status
+        update(admin, properties)
+        assert get(admin).status == status
+
+
+def set_queue_status(broker, name, status):
+    set_status(broker, status, lambda admin: admin.get_queue(name), lambda admin, q: admin.update_queue(q))
 
 
 def set_topic_status(broker, name, status):
-    with admin_client(broker) as admin:
-        topic = admin.get_topic(name)
-        topic.status = status
-        admin.update_topic(topic)
-        assert admin.get_topic(name).status == status
+    set_status(broker, status, lambda admin: admin.get_topic(name), lambda admin, t: admin.update_topic(t))
 
 
 def set_subscription_status(broker, topic, name, status):
-    with admin_client(broker) as admin:
-        subscription = admin.get_subscription(topic, name)
-        subscription.status = status
-        admin.update_subscription(topic, subscription)
-        assert admin.get_subscription(topic, name).status == status
+    set_status(
+        broker,
+        status,
+        lambda admin: admin.get_subscription(topic, name),
+        lambda admin, subscription: admin.update_subscription(topic, subscription),
+    )
 
 
 def send(client, queue, *texts):
@@ -57,11 +59,21 @@ def send(client, queue, *texts):
         sender.send_messages([ServiceBusMessage(text) for text in texts])
 
 
-def refused_send(client, queue):
-    """The error a new sender of `queue` gets."""
+def refused_send(open_sender):
+    """The error a new sender (`open_sender()`) gets: its attach is refused."""
     with pytest.raises(MessagingEntityDisabledError) as raised:
-        send(client, queue, "refused")
+        with open_sender() as sender:
+            sender.send_messages(ServiceBusMessage("refused"))
     return str(raised.value)
+
+
+def received(open_receiver, count=1):
+    """The bodies of the `count` messages a new receiver (`open_receiver()`) gets, completed."""
+    with open_receiver() as receiver:
+        messages = receive_exactly(receiver, count)
+        for message in messages:
+            receiver.complete_message(message)
+    return sorted(bodies(messages))
 
 
 def refused_receive(open_receiver):
@@ -78,18 +90,14 @@ def test_a_disabled_queue_refuses_sends_and_receives_and_keeps_its_messages(brok
     send(client, "status-disabled", "a", "b")
     set_queue_status(broker, "status-disabled", EntityStatus.DISABLED)
 
-    assert DISABLED_TEXT in refused_send(client, "status-disabled")
+    assert DISABLED_TEXT in refused_send(lambda: client.get_queue_sender("status-disabled"))
     text = refused_receive(lambda: client.get_queue_receiver("status-disabled"))
     assert "sb://sbemulatorns/status-disabled" in text
     with admin_client(broker) as admin:
         assert admin.get_queue_runtime_properties("status-disabled").active_message_count == 2
 
     set_queue_status(broker, "status-disabled", EntityStatus.ACTIVE)
-    with client.get_queue_receiver("status-disabled") as receiver:
-        received = receive_exactly(receiver, 2)
-        assert sorted(bodies(received)) == ["a", "b"]
-        for message in received:
-            receiver.complete_message(message)
+    assert received(lambda: client.get_queue_receiver("status-disabled"), 2) == ["a", "b"]
 
 
 def test_a_send_disabled_queue_refuses_sends_but_hands_out_its_messages(broker, client):
@@ -98,12 +106,9 @@ def test_a_send_disabled_queue_refuses_sends_but_hands_out_its_messages(broker, 
     send(client, "status-send-disabled", "before")
     set_queue_status(broker, "status-send-disabled", EntityStatus.SEND_DISABLED)
 
-    text = refused_send(client, "status-send-disabled")
+    text = refused_send(lambda: client.get_queue_sender("status-send-disabled"))
     assert f"'sbemulatorns:Queue:status-send-disabled' {SEND_DISABLED_TEXT}" in text
-    with client.get_queue_receiver("status-send-disabled") as receiver:
-        (message,) = receive_exactly(receiver, 1)
-        assert bodies([message]) == ["before"]
-        receiver.complete_message(message)
+    assert received(lambda: client.get_queue_receiver("status-send-disabled")) == ["before"]
 
 
 def test_a_receive_disabled_queue_takes_sends_and_hands_them_out_once_active(broker, client):
@@ -117,8 +122,7 @@ def test_a_receive_disabled_queue_takes_sends_and_hands_them_out_once_active(bro
     )
 
     set_queue_status(broker, "status-receive-disabled", EntityStatus.ACTIVE)
-    with client.get_queue_receiver("status-receive-disabled") as receiver:
-        assert bodies(receive_exactly(receiver, 1)) == ["kept"]
+    assert received(lambda: client.get_queue_receiver("status-receive-disabled")) == ["kept"]
 
 
 def test_links_already_open_are_refused_at_once(broker, client):
@@ -142,8 +146,7 @@ def test_links_already_open_are_refused_at_once(broker, client):
             receiver.receive_messages(max_message_count=1, max_wait_time=5)
 
     set_queue_status(broker, "status-open-links", EntityStatus.ACTIVE)
-    with client.get_queue_receiver("status-open-links") as receiver:
-        assert bodies(receive_exactly(receiver, 1)) == ["second"]
+    assert received(lambda: client.get_queue_receiver("status-open-links")) == ["second"]
 
 
 def test_a_disabled_topic_refuses_sends_and_its_subscriptions_hand_out_nothing(broker, client):
@@ -154,20 +157,14 @@ def test_a_disabled_topic_refuses_sends_and_its_subscriptions_hand_out_nothing(b
         sender.send_messages(ServiceBusMessage("before"))
     set_topic_status(broker, "status-topic", EntityStatus.DISABLED)
 
-    with pytest.raises(MessagingEntityDisabledError) as raised:
-        with client.get_topic_sender("status-topic") as sender:
-            sender.send_messages(ServiceBusMessage("refused"))
-    assert DISABLED_TEXT in str(raised.value)
+    assert DISABLED_TEXT in refused_send(lambda: client.get_topic_sender("status-topic"))
     refused_receive(lambda: client.get_subscription_receiver("status-topic", "all"))
 
     # SendDisabled: still no sends, but its subscriptions hand out what they hold.
     set_topic_status(broker, "status-topic", EntityStatus.SEND_DISABLED)
-    with pytest.raises(MessagingEntityDisabledError) as raised:
-        with client.get_topic_sender("status-topic") as sender:
-            sender.send_messages(ServiceBusMessage("refused"))
-    assert f"'sbemulatorns:Topic:status-topic' {SEND_DISABLED_TEXT}" in str(raised.value)
-    with client.get_subscription_receiver("status-topic", "all") as receiver:
-        assert bodies(receive_exactly(receiver, 1)) == ["before"]
+    text = refused_send(lambda: client.get_topic_sender("status-topic"))
+    assert f"'sbemulatorns:Topic:status-topic' {SEND_DISABLED_TEXT}" in text
+    assert received(lambda: client.get_subscription_receiver("status-topic", "all")) == ["before"]
 
 
 @pytest.mark.parametrize("status", [EntityStatus.DISABLED, EntityStatus.RECEIVE_DISABLED])
@@ -181,8 +178,7 @@ def test_a_suspended_subscription_keeps_taking_copies_but_hands_out_none(broker,
 
     with client.get_topic_sender(topic) as sender:
         sender.send_messages(ServiceBusMessage("copied"))
-    with client.get_subscription_receiver(topic, "other") as receiver:
-        assert bodies(receive_exactly(receiver, 1)) == ["copied"]
+    assert received(lambda: client.get_subscription_receiver(topic, "other")) == ["copied"]
     text = refused_receive(lambda: client.get_subscription_receiver(topic, "suspended"))
     assert f"sb://sbemulatorns/{topic}/Subscriptions/suspended" in text
     with admin_client(broker) as admin:
@@ -190,8 +186,7 @@ def test_a_suspended_subscription_keeps_taking_copies_but_hands_out_none(broker,
         assert runtime.active_message_count == 1
 
     set_subscription_status(broker, topic, "suspended", EntityStatus.ACTIVE)
-    with client.get_subscription_receiver(topic, "suspended") as receiver:
-        assert bodies(receive_exactly(receiver, 1)) == ["copied"]
+    assert received(lambda: client.get_subscription_receiver(topic, "suspended")) == ["copied"]
 
 
 def test_statuses_a_kind_cannot_take_are_refused(broker):
@@ -226,7 +221,7 @@ def test_the_http_data_plane_and_the_explorer_refuse_like_amqp(broker):
 
 def test_config_json_sets_the_status(broker, client):
     # q-status-configured is "Status": "Disabled" in the test Config.json (conftest.py).
-    assert DISABLED_TEXT in refused_send(client, "q-status-configured")
+    assert DISABLED_TEXT in refused_send(lambda: client.get_queue_sender("q-status-configured"))
     with admin_client(broker) as admin:
         assert admin.get_queue("q-status-configured").status == EntityStatus.DISABLED
 
@@ -241,4 +236,4 @@ def test_a_status_set_through_the_api_survives_a_restart(own_broker):
     with ServiceBusClient.from_connection_string(
         own_broker.connection_string, retry_total=0
     ) as client:
-        assert SEND_DISABLED_TEXT in refused_send(client, "status-kept")
+        assert SEND_DISABLED_TEXT in refused_send(lambda: client.get_queue_sender("status-kept"))

@@ -469,4 +469,6 @@ fn store_unavailable(error: &StoreError) -> ControlError {
 }
 
 #[cfg(test)]
+mod status_tests;
+#[cfg(test)]
 mod tests;
