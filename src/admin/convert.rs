@@ -1,13 +1,13 @@
 //! Between the administration API's descriptions and the broker's definitions. Each entity keeps
 //! the whole description its client sent (written with the ATOM codec), so every property reads
 //! back as it was set, including those the broker does not act on; an entity of `Config.json`
-//! is described from its definition.
+//! is described from its definition. `Status` is both kept and acted on.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use busbar_admin::atom::{
-    CorrelationRuleFilter, EntityDescription, EntityTimes, Entry, EntryContent,
+    CorrelationRuleFilter, EntityDescription, EntityStatus, EntityTimes, Entry, EntryContent,
     MessageCountDetails, QueueProperties, QueueRuntimeProperties, RuleAction, RuleFilter,
     RuleProperties, RuleValue, SqlExpression, SubscriptionProperties,
     SubscriptionRuntimeProperties, TimeSpan, Timestamp, TopicProperties, TopicRuntimeProperties,
@@ -16,7 +16,7 @@ use busbar_admin::atom::{
 use busbar_admin::control::{QueueEntry, SubscriptionEntry, TopicEntry};
 use busbar_broker::EntityName;
 use busbar_broker::config::{
-    DeliverySettings, DuplicateDetection, QueueConfig, SubscriptionConfig, TopicConfig,
+    self, DeliverySettings, DuplicateDetection, QueueConfig, SubscriptionConfig, TopicConfig,
 };
 use busbar_broker::runtime::{EntityState, QueueState, SubscriptionState, TopicState};
 use busbar_core::MessageCounts;
@@ -50,6 +50,7 @@ pub(crate) fn queue_config(name: &str, properties: &QueueProperties) -> (QueueCo
             history_time_window: properties.duplicate_detection_history_time_window.to_std(),
         },
         max_size_in_megabytes: megabytes(properties.max_size_in_megabytes),
+        status: broker_status(properties.status),
     };
     let runtime = QueueRuntimeProperties {
         size_in_bytes: 0,
@@ -92,6 +93,7 @@ pub(crate) fn topic_config(name: &str, properties: &TopicProperties) -> (TopicCo
             history_time_window: properties.duplicate_detection_history_time_window.to_std(),
         },
         max_size_in_megabytes: megabytes(properties.max_size_in_megabytes),
+        status: broker_status(properties.status),
         subscriptions: Vec::new(),
     };
     let runtime = TopicRuntimeProperties {
@@ -117,6 +119,7 @@ pub(crate) fn topic_entry(state: TopicState) -> TopicEntry {
             duplicate_detection_history_time_window: span(
                 state.config.duplicate_detection.history_time_window,
             ),
+            status: api_status(state.config.status),
             ..TopicProperties::default()
         },
     };
@@ -152,6 +155,7 @@ pub(crate) fn subscription_config(
         },
         dead_lettering_on_filter_evaluation_exceptions: properties
             .dead_lettering_on_filter_evaluation_exceptions,
+        status: broker_status(properties.status),
         rules: Vec::new(),
     };
     let runtime = SubscriptionRuntimeProperties {
@@ -185,6 +189,7 @@ pub(crate) fn subscription_entry(state: SubscriptionState) -> SubscriptionEntry 
                     .forward_dead_lettered_messages_to
                     .as_ref()
                     .map(ToString::to_string),
+                status: api_status(state.config.status),
                 ..SubscriptionProperties::default()
             }
         }
@@ -385,7 +390,28 @@ fn configured_queue(config: &QueueConfig) -> QueueProperties {
             .forward_dead_lettered_messages_to
             .as_ref()
             .map(ToString::to_string),
+        status: api_status(config.status),
         ..QueueProperties::default()
+    }
+}
+
+/// The broker's status for one the API sent (validated: one a client may set).
+fn broker_status(status: EntityStatus) -> config::EntityStatus {
+    match status {
+        EntityStatus::Disabled => config::EntityStatus::Disabled,
+        EntityStatus::SendDisabled => config::EntityStatus::SendDisabled,
+        EntityStatus::ReceiveDisabled => config::EntityStatus::ReceiveDisabled,
+        _ => config::EntityStatus::Active,
+    }
+}
+
+/// A status of `Config.json` as the API describes it.
+fn api_status(status: config::EntityStatus) -> EntityStatus {
+    match status {
+        config::EntityStatus::Active => EntityStatus::Active,
+        config::EntityStatus::Disabled => EntityStatus::Disabled,
+        config::EntityStatus::SendDisabled => EntityStatus::SendDisabled,
+        config::EntityStatus::ReceiveDisabled => EntityStatus::ReceiveDisabled,
     }
 }
 

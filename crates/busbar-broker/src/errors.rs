@@ -32,6 +32,8 @@ pub mod condition {
     pub const ARGUMENT_OUT_OF_RANGE: &str = "com.microsoft:argument-out-of-range";
     /// Client → broker only: the `rejected` condition that asks for dead-lettering.
     pub const DEAD_LETTER: &str = "com.microsoft:dead-letter";
+    /// The entity is disabled (its status refuses the operation).
+    pub const ENTITY_DISABLED: &str = "com.microsoft:entity-disabled";
     /// The entity does not exist.
     pub const NOT_FOUND: &str = "amqp:not-found";
     /// The token is missing, invalid or does not cover the entity.
@@ -71,7 +73,7 @@ impl StatusCode {
     pub const BAD_REQUEST: Self = Self(400);
     /// 401: authorisation failed.
     pub const UNAUTHORIZED: Self = Self(401);
-    /// 403: a quota was reached.
+    /// 403: a quota was reached, or the entity is disabled.
     pub const FORBIDDEN: Self = Self(403);
     /// 404: no such entity or message.
     pub const NOT_FOUND: Self = Self(404);
@@ -136,6 +138,29 @@ pub enum BrokerError {
         /// The namespace name.
         namespace: String,
         /// The entity path as the client named it.
+        entity: String,
+    },
+    /// The entity's status refuses the operation (`Disabled`, or `ReceiveDisabled` for a
+    /// receive); Service Bus's words.
+    #[error(
+        "Messaging entity 'sb://{namespace}/{entity}' is currently disabled. For more information please see https://aka.ms/ServiceBusExceptions ."
+    )]
+    EntityDisabled {
+        /// The namespace name.
+        namespace: String,
+        /// The entity path.
+        entity: String,
+    },
+    /// A send to a `SendDisabled` queue or topic; Service Bus names the entity by kind here.
+    #[error(
+        "Messaging entity '{namespace}:{kind}:{entity}' is currently disabled for Send operations. For more information please see https://aka.ms/ServiceBusExceptions ."
+    )]
+    EntitySendDisabled {
+        /// The namespace name.
+        namespace: String,
+        /// `Queue` or `Topic`.
+        kind: &'static str,
+        /// The entity path.
         entity: String,
     },
     /// A rule (or entity) of that name exists already.
@@ -276,6 +301,9 @@ impl BrokerError {
                 (c::NOT_FOUND, StatusCode::NOT_FOUND)
             }
             Self::EntityAlreadyExists { .. } => (c::ENTITY_ALREADY_EXISTS, StatusCode::CONFLICT),
+            Self::EntityDisabled { .. } | Self::EntitySendDisabled { .. } => {
+                (c::ENTITY_DISABLED, StatusCode::FORBIDDEN)
+            }
             Self::Timeout { .. } => (c::TIMEOUT, StatusCode::REQUEST_TIMEOUT),
             // server-busy is the condition every SDK retries on its own.
             Self::StoreUnavailable { .. } | Self::ServerBusy => {

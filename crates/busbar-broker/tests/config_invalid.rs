@@ -479,3 +479,27 @@ fn a_property_written_twice_is_refused() {
         "{message}"
     );
 }
+
+#[test]
+fn each_kind_takes_only_the_statuses_service_bus_allows_it() {
+    assert_eq!(
+        refusal(&with_queue_properties(r#""Status": "Creating""#)),
+        r#"config.json: queue "orders": Status "Creating" must be one of "Active", "Disabled", "SendDisabled", "ReceiveDisabled""#
+    );
+    let topic = with_entities(
+        "",
+        r#"{"Name": "t", "Properties": {"Status": "ReceiveDisabled"}, "Subscriptions": []}"#,
+    );
+    assert_eq!(
+        refusal(&topic),
+        r#"config.json: topic "t": Status "ReceiveDisabled" must be one of "Active", "Disabled", "SendDisabled""#
+    );
+    let subscription = with_entities(
+        "",
+        r#"{"Name": "t", "Subscriptions": [{"Name": "s", "Properties": {"Status": "SendDisabled"}}]}"#,
+    );
+    assert_eq!(
+        refusal(&subscription),
+        r#"config.json: topic "t" subscription "s": Status "SendDisabled" must be one of "Active", "Disabled", "ReceiveDisabled""#
+    );
+}

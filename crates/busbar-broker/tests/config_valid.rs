@@ -6,7 +6,7 @@ use std::time::Duration;
 use busbar_broker::EntityName;
 use busbar_broker::config::{
     self, Config, CorrelationFilter, DEFAULT_MAX_SIZE_IN_MEGABYTES, DEFAULT_RULE_NAME,
-    LoggingTargets, PropertyValue, RuleConfig, RuleFilter, SqlExpression,
+    EntityStatus, LoggingTargets, PropertyValue, RuleConfig, RuleFilter, SqlExpression,
 };
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -278,4 +278,29 @@ fn filter_error_dead_lettering_is_read_on_subscriptions_and_defaults_to_on() {
         .map(|subscription| subscription.dead_lettering_on_filter_evaluation_exceptions)
         .collect();
     assert_eq!(dead_lettering, [false, true, true]);
+}
+
+#[test]
+fn status_is_read_on_queues_topics_and_subscriptions_and_defaults_to_active() {
+    let text = r#"{"UserConfig": {"Namespaces": [{"Name": "sbemulatorns",
+        "Queues": [{"Name": "off", "Properties": {"Status": "Disabled"}},
+                   {"Name": "drain", "Properties": {"Status": "senddisabled"}}, {"Name": "plain"}],
+        "Topics": [{"Name": "t", "Properties": {"Status": "SendDisabled"},
+                    "Subscriptions": [{"Name": "s", "Properties": {"Status": "ReceiveDisabled"}}]}]}]}}"#;
+    let config = config::parse(text, "config.json").unwrap();
+    let namespace = &config.namespace;
+    let statuses: Vec<EntityStatus> = namespace.queues.iter().map(|q| q.status).collect();
+    assert_eq!(
+        statuses,
+        [
+            EntityStatus::Disabled,
+            EntityStatus::SendDisabled,
+            EntityStatus::Active
+        ]
+    );
+    assert_eq!(namespace.topics[0].status, EntityStatus::SendDisabled);
+    assert_eq!(
+        namespace.topics[0].subscriptions[0].status,
+        EntityStatus::ReceiveDisabled
+    );
 }

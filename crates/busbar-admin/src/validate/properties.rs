@@ -80,7 +80,7 @@ pub fn queue(name: &str, queue: &QueueProperties) -> Result<(), ValidationError>
         "MaxMessageSizeInKilobytes",
         queue.max_message_size_in_kilobytes,
     )?;
-    settable_status(queue.status)?;
+    settable_status(queue.status, QUEUE_STATUSES)?;
     user_metadata(queue.user_metadata.as_deref())?;
     forwards(
         Some(name),
@@ -104,7 +104,7 @@ pub fn topic(name: &str, topic: &TopicProperties) -> Result<(), ValidationError>
         "MaxMessageSizeInKilobytes",
         topic.max_message_size_in_kilobytes,
     )?;
-    settable_status(topic.status)?;
+    settable_status(topic.status, TOPIC_STATUSES)?;
     user_metadata(topic.user_metadata.as_deref())?;
     forwards(Some(name), [("ForwardTo", &topic.forward_to)])
 }
@@ -116,7 +116,7 @@ pub fn subscription(subscription: &SubscriptionProperties) -> Result<(), Validat
     TIME_TO_LIVE.check(subscription.default_message_time_to_live)?;
     AUTO_DELETE_ON_IDLE.check(subscription.auto_delete_on_idle)?;
     max_delivery_count(subscription.max_delivery_count)?;
-    settable_status(subscription.status)?;
+    settable_status(subscription.status, SUBSCRIPTION_STATUSES)?;
     user_metadata(subscription.user_metadata.as_deref())?;
     forwards(
         None,
@@ -249,19 +249,47 @@ fn positive(property: &'static str, value: u64) -> Result<(), ValidationError> {
     }
 }
 
-/// Clients set `Active`, `Disabled`, `SendDisabled` or `ReceiveDisabled`; the other statuses
-/// are ones the service reports.
-fn settable_status(status: EntityStatus) -> Result<(), ValidationError> {
-    match status {
-        EntityStatus::Active
-        | EntityStatus::Disabled
-        | EntityStatus::SendDisabled
-        | EntityStatus::ReceiveDisabled => Ok(()),
-        other => Err(out_of_range(
-            "Status",
-            "Active, Disabled, SendDisabled or ReceiveDisabled",
-            other.as_str(),
-        )),
+/// The statuses a client may set on one kind of entity, and how an error names them.
+struct Settable {
+    statuses: &'static [EntityStatus],
+    names: &'static str,
+}
+
+/// A queue's; the other statuses (`Creating`, …) are ones the service reports.
+const QUEUE_STATUSES: Settable = Settable {
+    statuses: &[
+        EntityStatus::Active,
+        EntityStatus::Disabled,
+        EntityStatus::SendDisabled,
+        EntityStatus::ReceiveDisabled,
+    ],
+    names: "Active, Disabled, SendDisabled or ReceiveDisabled",
+};
+/// A topic's: nothing receives from a topic itself.
+const TOPIC_STATUSES: Settable = Settable {
+    statuses: &[
+        EntityStatus::Active,
+        EntityStatus::Disabled,
+        EntityStatus::SendDisabled,
+    ],
+    names: "Active, Disabled or SendDisabled",
+};
+/// A subscription's: nothing sends to a subscription itself.
+const SUBSCRIPTION_STATUSES: Settable = Settable {
+    statuses: &[
+        EntityStatus::Active,
+        EntityStatus::Disabled,
+        EntityStatus::ReceiveDisabled,
+    ],
+    names: "Active, Disabled or ReceiveDisabled",
+};
+
+/// `status` must be one a client may set on the entity's kind.
+fn settable_status(status: EntityStatus, allowed: Settable) -> Result<(), ValidationError> {
+    if allowed.statuses.contains(&status) {
+        Ok(())
+    } else {
+        Err(out_of_range("Status", allowed.names, status.as_str()))
     }
 }
 
@@ -407,6 +435,21 @@ mod tests {
             ..QueueProperties::default()
         };
         assert!(queue("q", &reported_status).is_err());
+        let receive_disabled_topic = TopicProperties {
+            status: EntityStatus::ReceiveDisabled,
+            ..TopicProperties::default()
+        };
+        assert!(topic("t", &receive_disabled_topic).is_err());
+        let send_disabled_subscription = SubscriptionProperties {
+            status: EntityStatus::SendDisabled,
+            ..SubscriptionProperties::default()
+        };
+        assert!(subscription(&send_disabled_subscription).is_err());
+        let send_disabled_queue = QueueProperties {
+            status: EntityStatus::SendDisabled,
+            ..QueueProperties::default()
+        };
+        assert!(queue("q", &send_disabled_queue).is_ok());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! The file is read exactly as the emulator ships it, `//` comments included. Every property
 //! the emulator's schema lists is understood, plus `MaxSizeInMegabytes` on queues and topics
-//! (Service Bus's size quota, which the emulator fixes at 100 MB); any other is refused, so a
+//! (Service Bus's size quota, which the emulator fixes at 100 MB) and `Status` on queues, topics
+//! and subscriptions (as in Service Bus's ARM `properties.status`); any other is refused, so a
 //! typo cannot be silently ignored. Service Bus's own limits are enforced (lock duration 5 s to 5 min,
 //! MaxDeliveryCount ≥ 1, message TTL 1 s to .NET `TimeSpan.MaxValue`, duplicate-detection
 //! window 5 s to 7 days, forwarding at most 4 hops and never in a loop, no property written
@@ -15,6 +16,7 @@ mod jsonc;
 mod model;
 mod reader;
 mod resolve;
+mod status;
 mod strict_json;
 
 use std::path::Path;
@@ -24,6 +26,10 @@ pub use model::{
     Config, CorrelationFilter, DEFAULT_MAX_SIZE_IN_MEGABYTES, DEFAULT_RULE_NAME, DeliverySettings,
     DuplicateDetection, LoggingTargets, MATCH_ALL_SQL, NamespaceConfig, PropertyValue, QueueConfig,
     RuleConfig, RuleFilter, SqlExpression, SubscriptionConfig, TopicConfig,
+};
+pub use status::{
+    EntityStatus, QUEUE_STATUSES, SUBSCRIPTION_STATUSES, TOPIC_STATUSES,
+    subscription_refuses_receives,
 };
 
 /// Why a configuration was refused. The message always starts with the file name.

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::status::EntityStatus;
 use crate::address::EntityPath;
 use crate::auth::SasKeys;
 use crate::names::EntityName;
@@ -53,6 +54,9 @@ pub struct QueueConfig {
     pub duplicate_detection: DuplicateDetection,
     /// The size quota (`MaxSizeInMegabytes`, a Busbar extension of the emulator's schema).
     pub max_size_in_megabytes: u32,
+    /// Whether it takes sends and hands out messages (`Status`).
+    #[serde(default)]
+    pub status: EntityStatus,
 }
 
 /// A topic.
@@ -67,6 +71,9 @@ pub struct TopicConfig {
     /// The size quota (`MaxSizeInMegabytes`, a Busbar extension of the emulator's schema),
     /// enforced on each subscription's stored messages.
     pub max_size_in_megabytes: u32,
+    /// Whether it takes sends (`Status`); `Disabled` also stops its subscriptions handing out.
+    #[serde(default)]
+    pub status: EntityStatus,
     /// The subscriptions, in file order.
     pub subscriptions: Vec<SubscriptionConfig>,
 }
@@ -81,6 +88,9 @@ pub struct SubscriptionConfig {
     /// Whether a copy whose filter or rule action fails to evaluate goes to the dead-letter
     /// queue (`DeadLetteringOnFilterEvaluationExceptions`, default true) or is dropped.
     pub dead_lettering_on_filter_evaluation_exceptions: bool,
+    /// Whether it hands out messages (`Status`); it takes its topic's copies whatever it is.
+    #[serde(default)]
+    pub status: EntityStatus,
     /// The rules; never empty (a subscription without rules gets `$Default`, matching all).
     pub rules: Vec<RuleConfig>,
 }
@@ -205,16 +215,19 @@ impl Config {
                     delivery: delivery.clone(),
                     duplicate_detection,
                     max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
+                    status: EntityStatus::Active,
                 }],
                 topics: vec![TopicConfig {
                     name: EntityName::from("topic.1"),
                     default_message_time_to_live: delivery.default_message_time_to_live,
                     duplicate_detection,
                     max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
+                    status: EntityStatus::Active,
                     subscriptions: vec![SubscriptionConfig {
                         name: EntityName::from("subscription.1"),
                         delivery,
                         dead_lettering_on_filter_evaluation_exceptions: true,
+                        status: EntityStatus::Active,
                         rules: vec![rule],
                     }],
                 }],

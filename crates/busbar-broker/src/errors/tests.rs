@@ -20,7 +20,7 @@ fn suffix(entity: &str) -> String {
 }
 
 /// How many variants `BrokerError` has.
-const VARIANTS: usize = 24;
+const VARIANTS: usize = 26;
 
 /// A number per variant. The match has no wildcard, so a new variant does not compile until it
 /// is numbered here, and then the table test fails until the table covers it too.
@@ -50,6 +50,8 @@ fn variant_number(error: &BrokerError) -> usize {
         BrokerError::TransactionRolledBack { .. } => 21,
         BrokerError::TransactionTimedOut => 22,
         BrokerError::MissingClaim { .. } => 23,
+        BrokerError::EntityDisabled { .. } => 24,
+        BrokerError::EntitySendDisabled { .. } => 25,
     }
 }
 
@@ -235,6 +237,27 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             c::CONNECTION_FORCED,
             503,
             "The broker is shutting down.",
+        ),
+        // Service Bus's texts (azure-service-bus#677 for a disabled entity,
+        // azure-sdk-for-net#10535 for a send-disabled one).
+        (
+            BrokerError::EntityDisabled {
+                namespace: "sbemulatorns".into(),
+                entity: "q".into(),
+            },
+            c::ENTITY_DISABLED,
+            403,
+            "Messaging entity 'sb://sbemulatorns/q' is currently disabled. For more information please see https://aka.ms/ServiceBusExceptions .",
+        ),
+        (
+            BrokerError::EntitySendDisabled {
+                namespace: "sbemulatorns".into(),
+                kind: "Queue",
+                entity: "q".into(),
+            },
+            c::ENTITY_DISABLED,
+            403,
+            "Messaging entity 'sbemulatorns:Queue:q' is currently disabled for Send operations. For more information please see https://aka.ms/ServiceBusExceptions .",
         ),
     ];
     let mut covered: Vec<usize> = table

@@ -210,6 +210,7 @@ impl Control {
                 |_| vec![record],
                 registry::queue_entity_config(&config),
                 Delivery::Receivers(&config.delivery),
+                config.status.refuses_receives(),
             )
             .await?;
         state
@@ -262,11 +263,12 @@ impl Control {
                 &handle,
                 registry::queue_entity_config(&config),
                 &config.delivery.forward_dead_lettered_messages_to,
+                config.status.refuses_receives(),
             )
             .await?;
         state
             .registry
-            .change(|registry| registry.set_queue_forward(&config));
+            .change(|registry| registry.change_queue(&config));
         changes
             .namespace
             .queues
@@ -342,12 +344,13 @@ impl ControlState {
         definition: impl FnOnce(EntityId) -> Vec<Record>,
         config: EntityConfig,
         delivery: Delivery<'_>,
+        refuses_receives: bool,
     ) -> Result<(EntityId, EntityHandle), ControlError> {
         let id = ids.id_of(&path);
         let mut records = ids.take_new_records();
         records.extend(definition(id));
         self.durable(records).await?;
-        let handle = self.start_entity(path, id, config, delivery)?;
+        let handle = self.start_entity(path, id, config, delivery, refuses_receives)?;
         Ok((id, handle))
     }
 
@@ -358,8 +361,10 @@ impl ControlState {
         id: EntityId,
         config: EntityConfig,
         delivery: Delivery<'_>,
+        refuses_receives: bool,
     ) -> Result<EntityHandle, ControlError> {
         let (spec, handle) = registry::new_entity(path, id, config, delivery, ENTITY_INBOX);
+        let spec = spec.refusing_receives(refuses_receives, &self.namespace);
         let seed = uuid::Uuid::new_v4().as_u128();
         let entity = Entity::new(spec.config.clone(), seed)
             .map_err(|error| ControlError::Invalid(error.to_string()))?
@@ -382,13 +387,19 @@ impl ControlState {
         Ok(handle)
     }
 
-    /// Applies an entity's changed definition to its state machine (its locks end).
+    /// Applies an entity's changed definition to its state machine (its locks end) and tells it
+    /// whether its status refuses receives (its receive links then end).
     async fn reconfigure(
         &self,
         handle: &EntityHandle,
         config: EntityConfig,
         forward_dead_letters_to: &Option<EntityName>,
+        refuses_receives: bool,
     ) -> Result<(), ControlError> {
+        let receive_refusal = refuses_receives.then(|| BrokerError::EntityDisabled {
+            namespace: self.namespace.clone(),
+            entity: handle.path.clone(),
+        });
         let forwarding = forward_dead_letters_to.clone().map(|destination| {
             DeadLetterForwarding::new(
                 destination,
@@ -402,6 +413,7 @@ impl ControlState {
             EntityCommand::Reconfigure {
                 config,
                 forwarding,
+                receive_refusal,
                 done,
             },
         );
@@ -460,5 +472,7 @@ fn store_unavailable(error: &StoreError) -> ControlError {
     ControlError::Unavailable(format!("storage is unavailable ({error})"))
 }
 
+#[cfg(test)]
+mod status_tests;
 #[cfg(test)]
 mod tests;

@@ -32,6 +32,7 @@ use test_controls::Faults;
 mod deleted;
 mod explorer;
 mod owned;
+mod receive_refusal;
 mod send_refusal;
 mod session_links;
 mod test_controls;
@@ -99,6 +100,8 @@ pub(crate) struct EntityTask {
     topic_release: Option<TopicRelease>,
     /// Deleted through the control interface: every command is answered with entity-not-found.
     deleted: Option<BrokerError>,
+    /// Its status refuses receives: what receive links and settlements are refused with.
+    receive_refusal: Option<BrokerError>,
     /// Changes when a virtual clock is advanced: every deadline is re-evaluated at once.
     clock_advances: Option<watch::Receiver<i64>>,
     /// Faults a test asked for, still to show.
@@ -143,6 +146,7 @@ impl EntityTask {
             dead_letters: None,
             topic_release: None,
             deleted: None,
+            receive_refusal: None,
             clock_advances,
             faults: Faults::default(),
             overloaded: false,
@@ -170,6 +174,12 @@ impl EntityTask {
     /// Holds a topic's scheduled messages, releasing each to the topic's subscriptions when due.
     pub(crate) fn releasing_to_topic(mut self, release: TopicRelease) -> Self {
         self.topic_release = Some(release);
+        self
+    }
+
+    /// Refuses receives with `refusal` from the start (its status says so).
+    pub(crate) fn refusing_receives(mut self, refusal: BrokerError) -> Self {
+        self.receive_refusal = Some(refusal);
         self
     }
 
@@ -262,6 +272,9 @@ impl EntityTask {
             deleted::refuse(command, error, &self.store);
             return;
         }
+        let Some(command) = self.refuse_receive(command) else {
+            return;
+        };
         match command {
             EntityCommand::Counts(reply) => {
                 let _ = reply.send(self.entity.core().counts());
@@ -269,6 +282,7 @@ impl EntityTask {
             EntityCommand::Reconfigure {
                 config,
                 forwarding,
+                receive_refusal,
                 done,
             } => {
                 let applied = self
@@ -281,6 +295,7 @@ impl EntityTask {
                         self.entity.core_mut().report_dead_letters();
                     }
                     self.dead_letters = forwarding;
+                    self.set_receive_refusal(receive_refusal, now);
                 }
                 // Ended locks write no records; the answer needs no sync.
                 let _ = done.send(applied);

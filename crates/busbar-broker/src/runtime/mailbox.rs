@@ -138,6 +138,9 @@ pub(crate) enum EntityCommand {
         config: EntityConfig,
         /// Where dead-lettered messages go now (`ForwardDeadLetteredMessagesTo`).
         forwarding: Option<DeadLetterForwarding>,
+        /// What receives are refused with now that the entity's status (or its topic's)
+        /// refuses them; `None` when it hands out messages.
+        receive_refusal: Option<BrokerError>,
         /// Answered once applied.
         done: oneshot::Sender<Result<(), BrokerError>>,
     },
@@ -260,8 +263,15 @@ pub(crate) enum ConnectionCommand {
     },
     /// A session link's lock expired: detach it with `com.microsoft:session-lock-lost` (§6.4).
     SessionLockLost(LinkId),
-    /// The entity a receive link reads was deleted: detach it with `amqp:not-found`.
-    EntityDeleted(LinkId),
+    /// The entity a receive link reads was deleted (`amqp:not-found`) or stopped handing out
+    /// messages (`com.microsoft:entity-disabled`): detach the link, or refuse its pending
+    /// session attach, with the error.
+    ReceiverEnded {
+        /// The link.
+        link: LinkId,
+        /// Why.
+        error: BrokerError,
+    },
     /// Detach this link with this condition (test controls).
     DetachLink {
         /// The link.

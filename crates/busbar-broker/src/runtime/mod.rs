@@ -335,6 +335,9 @@ fn spawn_entity(
             spec.own_inbox.clone(),
         ));
     }
+    if let Some(refusal) = spec.receive_refusal {
+        task = task.refusing_receives(refusal);
+    }
     if let Some(topic) = spec.releases_to_topic {
         task = task.releasing_to_topic(TopicRelease::new(
             topic,

@@ -21,9 +21,10 @@ use super::rules::{AmqpView, compile, edited_copy};
 use super::topic_schedule;
 use crate::address::EntityPath;
 use crate::config::{
-    DeliverySettings, DuplicateDetection, NamespaceConfig, QueueConfig, SubscriptionConfig,
-    TopicConfig,
+    DeliverySettings, DuplicateDetection, EntityStatus, NamespaceConfig, QueueConfig,
+    SubscriptionConfig, TopicConfig, subscription_refuses_receives,
 };
+use crate::errors::BrokerError;
 use crate::names::EntityName;
 
 /// The store entity under which the name → id map is kept (never a real entity).
@@ -91,6 +92,8 @@ pub(crate) struct Registry {
     queue_forwards: HashMap<EntityName, EntityName>,
     topics: HashMap<EntityName, TopicRoute>,
     subscriptions: HashMap<(EntityName, EntityName), EntityHandle>,
+    /// The status of every entity that is not active (see `status`).
+    statuses: HashMap<EntityPath, EntityStatus>,
 }
 
 /// Service Bus forwards over at most this many hops (the configuration checks refuse more).
@@ -206,20 +209,23 @@ impl Registry {
     /// Adds a queue created while the broker runs.
     pub(crate) fn add_queue(&mut self, queue: &QueueConfig, handle: EntityHandle) {
         self.queues.insert(queue.name.clone(), handle);
-        self.set_queue_forward(queue);
+        self.change_queue(queue);
     }
 
-    /// Routes a queue's sends as its (changed) definition says.
-    pub(crate) fn set_queue_forward(&mut self, queue: &QueueConfig) {
+    /// Routes a queue's sends and applies its status as its (changed) definition says.
+    pub(crate) fn change_queue(&mut self, queue: &QueueConfig) {
         match &queue.delivery.forward_to {
             Some(next) => self.queue_forwards.insert(queue.name.clone(), next.clone()),
             None => self.queue_forwards.remove(&queue.name),
         };
+        self.set_status(EntityPath::QueueOrTopic(queue.name.clone()), queue.status);
     }
 
     /// Removes a deleted queue; returns its handle.
     pub(crate) fn remove_queue(&mut self, name: &EntityName) -> Option<EntityHandle> {
         self.queue_forwards.remove(name);
+        self.statuses
+            .remove(&EntityPath::QueueOrTopic(name.clone()));
         self.queues.remove(name)
     }
 
@@ -231,11 +237,21 @@ impl Registry {
             subscriptions: Vec::new(),
         };
         self.topics.insert(topic.name.clone(), route);
+        self.change_topic(topic);
+    }
+
+    /// Applies a topic's (changed) status.
+    pub(crate) fn change_topic(&mut self, topic: &TopicConfig) {
+        self.set_status(EntityPath::QueueOrTopic(topic.name.clone()), topic.status);
     }
 
     /// Removes a deleted topic with its subscriptions; returns its route.
     pub(crate) fn remove_topic(&mut self, name: &EntityName) -> Option<TopicRoute> {
         self.subscriptions.retain(|(topic, _), _| topic != name);
+        self.statuses.retain(|path, _| match path {
+            EntityPath::QueueOrTopic(entity) => entity != name,
+            EntityPath::Subscription { topic, .. } => topic != name,
+        });
         self.topics.remove(name)
     }
 
@@ -244,19 +260,25 @@ impl Registry {
         self.topics.get(name)
     }
 
-    /// Adds the subscription `name` to `topic` (which exists).
+    /// Adds `subscription` to `topic` (which exists).
     pub(crate) fn add_subscription(
         &mut self,
         topic: &EntityName,
-        name: &EntityName,
+        subscription: &SubscriptionConfig,
         route: SubscriptionRoute,
     ) {
         let Some(routes) = self.topics.get_mut(topic) else {
             return;
         };
-        self.subscriptions
-            .insert((topic.clone(), name.clone()), route.entity.clone());
+        self.subscriptions.insert(
+            (topic.clone(), subscription.name.clone()),
+            route.entity.clone(),
+        );
         routes.subscriptions.push(route);
+        self.set_status(
+            subscription_entity_path(topic, subscription),
+            subscription.status,
+        );
     }
 
     /// Routes to a subscription as its changed definition says (its rules stay).
@@ -275,6 +297,10 @@ impl Registry {
             .clone();
         route.dead_letter_on_filter_error =
             subscription.dead_lettering_on_filter_evaluation_exceptions;
+        self.set_status(
+            subscription_entity_path(topic, subscription),
+            subscription.status,
+        );
     }
 
     /// Removes a deleted subscription; returns its route.
@@ -284,6 +310,10 @@ impl Registry {
         name: &EntityName,
     ) -> Option<SubscriptionRoute> {
         let handle = self.subscriptions.remove(&(topic.clone(), name.clone()))?;
+        self.statuses.remove(&EntityPath::Subscription {
+            topic: topic.clone(),
+            subscription: name.clone(),
+        });
         let routes = &mut self.topics.get_mut(topic)?.subscriptions;
         let index = routes
             .iter()
@@ -438,6 +468,19 @@ pub(crate) struct EntitySpec {
     pub(crate) releases_to_topic: Option<EntityName>,
     /// Its counters, shared with its handle.
     pub(crate) metrics: Arc<EntityMetrics>,
+    /// Set when its status (or its topic's) refuses receives: what they are refused with.
+    pub(crate) receive_refusal: Option<BrokerError>,
+}
+
+impl EntitySpec {
+    /// Refuses receives from the start when `refused` (the entity's status says so).
+    pub(crate) fn refusing_receives(mut self, refused: bool, namespace: &str) -> Self {
+        self.receive_refusal = refused.then(|| BrokerError::EntityDisabled {
+            namespace: namespace.to_owned(),
+            entity: self.path.clone(),
+        });
+        self
+    }
 }
 
 /// The registry of `namespace`, the entities to start, and the metadata records that persist
@@ -450,17 +493,19 @@ pub(crate) fn build(
     let mut ids = IdAssigner::new(recovered);
     let mut registry = Registry::default();
     let mut specs = Vec::new();
-    let mut open = |path: String, config: EntityConfig, delivery: Delivery<'_>| {
-        let id = ids.id_of(&path);
-        let (spec, handle) = new_entity(path, id, config, delivery, inbox_capacity);
-        specs.push(spec);
-        (handle, id)
-    };
+    let mut open =
+        |path: String, config: EntityConfig, delivery: Delivery<'_>, refuses_receives: bool| {
+            let id = ids.id_of(&path);
+            let (spec, handle) = new_entity(path, id, config, delivery, inbox_capacity);
+            specs.push(spec.refusing_receives(refuses_receives, &namespace.name));
+            (handle, id)
+        };
     for queue in &namespace.queues {
         let (handle, _) = open(
             queue.name.to_string(),
             queue_entity_config(queue),
             Delivery::Receivers(&queue.delivery),
+            queue.status.refuses_receives(),
         );
         registry.add_queue(queue, handle);
     }
@@ -469,6 +514,7 @@ pub(crate) fn build(
             topic.name.to_string(),
             topic_schedule::entity_config(topic),
             Delivery::ToSubscriptionsOf(&topic.name),
+            false,
         );
         registry.add_topic(topic, scheduled);
         for subscription in &topic.subscriptions {
@@ -478,7 +524,9 @@ pub(crate) fn build(
                 source,
             })?;
             let config = subscription_entity_config(topic, subscription);
-            let (handle, id) = open(path, config, Delivery::Receivers(&subscription.delivery));
+            let refuses_receives = subscription_refuses_receives(subscription.status, topic.status);
+            let delivery = Delivery::Receivers(&subscription.delivery);
+            let (handle, id) = open(path, config, delivery, refuses_receives);
             // Rules changed through add-rule / remove-rule replace the configured ones.
             let rules = match rule_changes::persisted(recovered, id) {
                 None => configured,
@@ -489,7 +537,7 @@ pub(crate) fn build(
                 }
             };
             let route = subscription_route(subscription, rules, id, handle);
-            registry.add_subscription(&topic.name, &subscription.name, route);
+            registry.add_subscription(&topic.name, subscription, route);
         }
     }
     Ok((registry, specs, ids))
@@ -541,6 +589,7 @@ pub(crate) fn new_entity(
         forward_dead_letters_to,
         releases_to_topic,
         metrics: Arc::clone(&metrics),
+        receive_refusal: None,
     };
     let handle = EntityHandle {
         path,
@@ -554,6 +603,14 @@ pub(crate) fn new_entity(
 /// A subscription's entity path (`topic/Subscriptions/name`), as configured.
 pub(crate) fn subscription_path(topic: &TopicConfig, subscription: &SubscriptionConfig) -> String {
     format!("{}/Subscriptions/{}", topic.name, subscription.name)
+}
+
+/// The address path of `subscription` of `topic`.
+fn subscription_entity_path(topic: &EntityName, subscription: &SubscriptionConfig) -> EntityPath {
+    EntityPath::Subscription {
+        topic: topic.clone(),
+        subscription: subscription.name.clone(),
+    }
 }
 
 /// The core configuration of a subscription of `topic`. A topic's duplicate detection applied
@@ -683,5 +740,6 @@ pub(crate) fn restore_entity(
     Entity::restore(spec.config.clone(), seed, high_water, messages, now)
 }
 
+mod status;
 #[cfg(test)]
 mod tests;

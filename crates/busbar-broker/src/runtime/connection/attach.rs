@@ -1,5 +1,6 @@
 //! Attaches: addresses resolved to entities or request/response nodes, authorisation checked,
-//! termini echoed unchanged; an unknown entity is refused with `amqp:not-found`.
+//! termini echoed unchanged; an unknown entity is refused with `amqp:not-found`, a sender or
+//! receiver its entity's status refuses with `com.microsoft:entity-disabled`.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -131,11 +132,15 @@ impl BrokerConnection {
                         "messages cannot be sent to a dead-letter queue".into(),
                     ));
                 }
-                let display = match self.shared.registry.current().resolve(&node.path) {
+                let registry = self.shared.registry.current();
+                let display = match registry.resolve(&node.path) {
                     Some(Resolved::Entity(handle)) => handle.path.clone(),
                     Some(Resolved::Topic(route)) => route.path.clone(),
                     None => return Err(self.not_found(&node)),
                 };
+                if let Some(refusal) = registry.send_refusal(&self.shared.namespace, &node.path) {
+                    return Err(refusal);
+                }
                 let reply = AttachReply {
                     max_message_size: Some(self.shared.max_message_size),
                     rcv_settle_mode: Some(ReceiverSettleMode::First),
@@ -153,6 +158,11 @@ impl BrokerConnection {
             }
             (Role::Receiver, Address::Entity(node)) => {
                 let (entity, sub_queue) = self.entity_of(&node, &[Claim::Listen])?;
+                let registry = self.shared.registry.current();
+                if let Some(refusal) = registry.receive_refusal(&self.shared.namespace, &node.path)
+                {
+                    return Err(refusal);
+                }
                 if sub_queue == SubQueue::Main {
                     check_session_kind(&entity, request)?;
                 }

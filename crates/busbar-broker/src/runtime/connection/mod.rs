@@ -333,7 +333,9 @@ impl ConnectionHandler for BrokerConnection {
                 self.session_refused(link, &error, connection);
             }
             ConnectionCommand::SessionLockLost(link) => self.session_lock_lost(link, connection),
-            ConnectionCommand::EntityDeleted(link) => self.entity_deleted(link, connection),
+            ConnectionCommand::ReceiverEnded { link, error } => {
+                self.receiver_ended(link, &error, connection);
+            }
             ConnectionCommand::DetachLink { link, condition } => {
                 self.forget(link);
                 let _ = connection.detach(link, Some(injected(&condition)));

@@ -11,9 +11,10 @@ use super::attach::top_up_credit;
 use super::transactions::{SendAnswer, transaction_of};
 use super::transfers::size_exceeded;
 use super::{BrokerConnection, Grant, LinkKind, RequestNode};
-use crate::address::{Address, path_of};
+use crate::address::{Address, EntityPath, path_of};
 use crate::auth::{PutTokenOutcome, put_token};
 use crate::errors::{BrokerError, StatusCode};
+use crate::names::EntityName;
 use crate::runtime::MAX_TRANSFER_SIZE;
 use crate::runtime::mailbox::{ConnectionCommand, EntityCommand, post_entity};
 use crate::runtime::management::{self, OperationResult};
@@ -111,6 +112,16 @@ impl BrokerConnection {
                         return;
                     }
                 };
+                // schedule-message is a send: refused as one by the entity's status.
+                if matches!(operation, management::Operation::Enqueue(_))
+                    && let Some(refused) = self.shared.registry.current().send_refusal(
+                        &self.shared.namespace,
+                        &EntityPath::QueueOrTopic(EntityName::new(&entity.path)),
+                    )
+                {
+                    self.respond_management(link, &request, &entity.path, Err(refused), connection);
+                    return;
+                }
                 if let Some(txn) = txn {
                     if let management::Operation::Enqueue(messages) = operation {
                         let answer = SendAnswer::Schedule {

@@ -174,17 +174,23 @@ impl BrokerConnection {
         let _ = connection.refuse_attach(link, AmqpError::new(wire.condition, wire.description));
     }
 
-    /// The entity the link reads was deleted: detach it with the not-found error.
-    pub(super) fn entity_deleted(&mut self, link: LinkId, connection: &mut Connection) {
-        let Some(LinkKind::Receiver(receiver)) = self.links.get(&link) else {
-            return;
+    /// The entity the link reads ended it (deleted, or disabled for receives): detach it with
+    /// `error`, or refuse its attach if it still waits for a session.
+    pub(super) fn receiver_ended(
+        &mut self,
+        link: LinkId,
+        error: &BrokerError,
+        connection: &mut Connection,
+    ) {
+        let path = match self.links.get(&link) {
+            Some(LinkKind::AcceptingSession(_)) => {
+                self.session_refused(link, error, connection);
+                return;
+            }
+            Some(LinkKind::Receiver(receiver)) => receiver.entity.path.clone(),
+            _ => return,
         };
-        let path = receiver.entity.path.clone();
-        let error = BrokerError::EntityNotFound {
-            namespace: self.shared.namespace.clone(),
-            entity: path.clone(),
-        };
-        let wire = self.wire(&error, &path);
+        let wire = self.wire(error, &path);
         self.forget(link);
         let _ = connection.detach(link, Some(AmqpError::new(wire.condition, wire.description)));
     }

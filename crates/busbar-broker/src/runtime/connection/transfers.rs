@@ -85,6 +85,10 @@ impl BrokerConnection {
                 }));
                 return;
             }
+            if let Some(refusal) = registry.send_refusal(&self.shared.namespace, path) {
+                outcome(Err(refusal));
+                return;
+            }
             let targets = registry.route(path, messages);
             // Answered through the transaction, not the link's window.
             self.send_answered(link, connection);
@@ -333,8 +337,8 @@ impl BrokerConnection {
     }
 }
 
-/// A client's send to `path` (over an AMQP link or the HTTP data plane): routed through the
-/// registry and stored, counted as received by the entity that accepts it (a topic: its own
+/// A client's send to `path` (over an AMQP link or the HTTP data plane): refused if the queue
+/// or topic's status refuses sends, otherwise routed through the registry and stored, counted as received by the entity that accepts it (a topic: its own
 /// entity of scheduled messages); `reply` gets the outcome once it is durable.
 pub(crate) fn client_send(
     registry: &Registry,
@@ -343,6 +347,10 @@ pub(crate) fn client_send(
     messages: Vec<NewMessage>,
     reply: Reply,
 ) {
+    if let Some(refusal) = registry.send_refusal(namespace, path) {
+        reply(Err(refusal));
+        return;
+    }
     let metrics = match registry.resolve(path) {
         Some(Resolved::Entity(handle)) => Arc::clone(&handle.metrics),
         Some(Resolved::Topic(topic)) => Arc::clone(&topic.scheduled.metrics),

@@ -101,10 +101,14 @@ impl Control {
         mode: ReceiveMode,
         give_up: impl Future<Output = ()>,
     ) -> Result<Option<Bytes>, BrokerError> {
-        let (handle, sub_queue, namespace) = {
+        let (handle, sub_queue) = {
             let state = self.state().map_err(unavailable)?;
             let node = sub_queue_node(entity, &state.namespace)?;
-            let handle = entity_handle(&state.registry.current(), &node, &state.namespace)?;
+            let registry = state.registry.current();
+            let handle = entity_handle(&registry, &node, &state.namespace)?;
+            if let Some(refusal) = registry.receive_refusal(&state.namespace, &node.path) {
+                return Err(refusal);
+            }
             let sub_queue = match node.sub_queue {
                 AddressSubQueue::Active if handle.requires_session => {
                     return Err(BrokerError::NotAllowed(format!(
@@ -117,7 +121,7 @@ impl Control {
                     return Err(not_found(&state.namespace, entity));
                 }
             };
-            (handle, sub_queue, state.namespace.clone())
+            (handle, sub_queue)
         };
         let receiver = ReceiverKey {
             connection: NEXT_HTTP_RECEIVER.fetch_sub(1, Ordering::Relaxed),
@@ -159,7 +163,7 @@ impl Control {
                 })?;
                 Ok(Some(message.into_bytes()))
             }
-            Some(ConnectionCommand::EntityDeleted(_)) => Err(not_found(&namespace, entity)),
+            Some(ConnectionCommand::ReceiverEnded { error, .. }) => Err(error),
             _ => Ok(None),
         }
     }
@@ -210,7 +214,11 @@ impl Control {
         let (inbox, sub_queue) = {
             let state = self.state().map_err(unavailable)?;
             let node = sub_queue_node(entity, &state.namespace)?;
-            let handle = entity_handle(&state.registry.current(), &node, &state.namespace)?;
+            let registry = state.registry.current();
+            let handle = entity_handle(&registry, &node, &state.namespace)?;
+            if let Some(refusal) = registry.receive_refusal(&state.namespace, &node.path) {
+                return Err(refusal);
+            }
             let sub_queue = match node.sub_queue {
                 AddressSubQueue::Active => SubQueue::Main,
                 _ => SubQueue::DeadLetter,

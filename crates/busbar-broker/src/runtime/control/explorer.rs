@@ -67,9 +67,13 @@ impl Control {
         let destination = destination(path)?;
         let message = outgoing(message)
             .map_err(|error| ControlError::Invalid(format!("the message is malformed: {error}")))?;
-        let targets = state.registry.current().route(&destination, vec![message]);
-        if targets.is_empty() && state.registry.current().resolve(&destination).is_none() {
+        let registry = state.registry.current();
+        let targets = registry.route(&destination, vec![message]);
+        if targets.is_empty() && registry.resolve(&destination).is_none() {
             return Err(ControlError::NotFound(path.to_owned()));
+        }
+        if let Some(refusal) = registry.send_refusal(&state.namespace, &destination) {
+            return Err(ControlError::Invalid(refusal.to_string()));
         }
         let (reply, stored) = oneshot::channel();
         store_routed(

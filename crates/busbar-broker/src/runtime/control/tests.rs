@@ -41,7 +41,7 @@ pub(super) async fn start(
     (control.await.unwrap(), stop, broker)
 }
 
-fn queue(name: &str) -> QueueConfig {
+pub(super) fn queue(name: &str) -> QueueConfig {
     let mut queue = Config::emulator_default().namespace.queues[0].clone();
     queue.name = EntityName::new(name);
     queue

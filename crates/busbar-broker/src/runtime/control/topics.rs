@@ -9,7 +9,7 @@ use busbar_core::MessageCounts;
 use busbar_rules::{Rule, RuleSet};
 
 use super::{Control, ControlError, ControlState, EntityState, check, counts, describe};
-use crate::config::{SubscriptionConfig, TopicConfig};
+use crate::config::{SubscriptionConfig, TopicConfig, subscription_refuses_receives};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
 use crate::runtime::definitions::{
@@ -98,6 +98,7 @@ impl Control {
                 |_| vec![record],
                 topic_schedule::entity_config(&config),
                 Delivery::ToSubscriptionsOf(&config.name),
+                false,
             )
             .await?;
         state
@@ -147,8 +148,12 @@ impl Control {
                 &route.scheduled,
                 topic_schedule::entity_config(&config),
                 &None,
+                false,
             )
             .await?;
+        state
+            .registry
+            .change(|registry| registry.change_topic(&config));
         let subscriptions: Vec<SubscriptionConfig> = changes
             .namespace
             .subscriptions
@@ -160,8 +165,9 @@ impl Control {
             if let Some(route) = registry.subscription_route_of(&config.name, &subscription.name) {
                 let entity_config = subscription_entity_config(&config, subscription);
                 let forward = &subscription.delivery.forward_dead_lettered_messages_to;
+                let refuses = subscription_refuses_receives(subscription.status, config.status);
                 state
-                    .reconfigure(&route.entity, entity_config, forward)
+                    .reconfigure(&route.entity, entity_config, forward, refuses)
                     .await?;
             }
         }
@@ -314,12 +320,13 @@ impl Control {
                 |id| vec![record, rule_changes::record(id, &rules)],
                 subscription_entity_config(&topic_config, &config),
                 Delivery::Receivers(&config.delivery),
+                subscription_refuses_receives(config.status, topic_config.status),
             )
             .await?;
         let route = subscription_route(&config, rules, id, handle);
         state
             .registry
-            .change(|registry| registry.add_subscription(&topic, &config.name, route));
+            .change(|registry| registry.add_subscription(&topic, &config, route));
         changes
             .namespace
             .subscriptions
@@ -380,6 +387,7 @@ impl Control {
                 &route.entity,
                 subscription_entity_config(&topic_config, &config),
                 &config.delivery.forward_dead_lettered_messages_to,
+                subscription_refuses_receives(config.status, topic_config.status),
             )
             .await?;
         state

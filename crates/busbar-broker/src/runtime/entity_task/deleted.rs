@@ -21,7 +21,10 @@ pub(super) fn refuse(command: EntityCommand, error: &BrokerError, store: &GroupC
         // A link that attached just before the deletion: detach it too.
         EntityCommand::Flow {
             receiver, mailbox, ..
-        } => mailbox.post(ConnectionCommand::EntityDeleted(receiver.link)),
+        } => mailbox.post(ConnectionCommand::ReceiverEnded {
+            link: receiver.link,
+            error: error.clone(),
+        }),
         EntityCommand::AcceptSession {
             receiver, mailbox, ..
         } => mailbox.post(ConnectionCommand::SessionRefused {

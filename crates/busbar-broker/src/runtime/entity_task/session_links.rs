@@ -338,6 +338,26 @@ impl SessionLinks {
         }
     }
 
+    /// Closes every session link, waiting or holding a session (each gives its session back);
+    /// returns them.
+    pub(super) fn close_all(
+        &mut self,
+        entity: &mut OwnedEntity,
+        now: Timestamp,
+    ) -> Vec<(ReceiverKey, Mailbox)> {
+        let owners: Vec<ReceiverId> = self.links.keys().copied().collect();
+        owners
+            .into_iter()
+            .filter_map(|owner| {
+                let link = self.forget(owner)?;
+                if let Some(sessions) = entity.sessions_mut() {
+                    sessions.close_receiver(owner, now);
+                }
+                Some(link)
+            })
+            .collect()
+    }
+
     fn forget(&mut self, owner: ReceiverId) -> Option<(ReceiverKey, Mailbox)> {
         let (key, mailbox) = self.links.remove(&owner)?;
         self.ids.remove(&key);

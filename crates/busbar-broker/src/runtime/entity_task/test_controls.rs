@@ -165,9 +165,10 @@ impl EntityTask {
         }
         removals.extend(self.entity.drain_records(id));
         for receiver in self.receivers.drain(..) {
-            receiver
-                .mailbox
-                .post(ConnectionCommand::EntityDeleted(receiver.key.link));
+            receiver.mailbox.post(ConnectionCommand::ReceiverEnded {
+                link: receiver.key.link,
+                error: error.clone(),
+            });
         }
         self.deleted = Some(error);
         let completion = Box::new(move |outcome: Result<busbar_store::Lsn, StoreError>| {

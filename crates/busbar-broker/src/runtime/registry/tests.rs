@@ -1,5 +1,5 @@
-//! Tests of the registry: stable ids, send routing through ForwardTo and topic fan-out, and
-//! where copies dead-lettered by a failing filter go.
+//! Tests of the registry: stable ids, send routing through ForwardTo and topic fan-out, where
+//! copies dead-lettered by a failing filter go, and which statuses refuse sends and receives.
 
 use super::*;
 use crate::config::Config;
@@ -147,4 +147,85 @@ fn a_copy_whose_filter_fails_goes_to_the_subscription_dead_letter_queue_with_its
     let (session_subscription, copies) = &targets[0];
     assert!(session_subscription.requires_session);
     assert_eq!(busbar_sessions::check_session_message(&copies[0]), Ok(()));
+}
+
+#[test]
+fn statuses_refuse_sends_and_receives_and_a_disabled_topic_stops_its_subscriptions() {
+    let text = r#"{ "UserConfig": { "Namespaces": [ { "Name": "sbemulatorns",
+        "Queues": [
+            { "Name": "off", "Properties": { "Status": "Disabled" } },
+            { "Name": "drain", "Properties": { "Status": "SendDisabled" } },
+            { "Name": "fill", "Properties": { "Status": "ReceiveDisabled" } } ],
+        "Topics": [
+            { "Name": "t", "Properties": { "Status": "Disabled" }, "Subscriptions": [
+                { "Name": "s", "Properties": {} } ] },
+            { "Name": "u", "Properties": { "Status": "SendDisabled" }, "Subscriptions": [
+                { "Name": "paused", "Properties": { "Status": "ReceiveDisabled" } },
+                { "Name": "s", "Properties": {} } ] } ] } ],
+        "Logging": { "Type": "Console" } } }"#;
+    let namespace = crate::config::parse(text, "test.json").unwrap().namespace;
+    let (mut registry, specs, _) = build(&namespace, &Recovered::default(), 4).unwrap();
+    let entity = |name: &str| EntityPath::QueueOrTopic(name.into());
+    let subscription = |topic: &str, name: &str| EntityPath::Subscription {
+        topic: topic.into(),
+        subscription: name.into(),
+    };
+    let sends = |registry: &Registry, path: &EntityPath| {
+        registry
+            .send_refusal("ns", path)
+            .map(|error| error.to_string())
+    };
+    let receives =
+        |registry: &Registry, path: &EntityPath| registry.receive_refusal("ns", path).is_some();
+    assert!(
+        sends(&registry, &entity("off"))
+            .unwrap()
+            .contains("'sb://ns/off' is currently disabled.")
+    );
+    assert!(
+        sends(&registry, &entity("drain"))
+            .unwrap()
+            .contains("'ns:Queue:drain' is currently disabled for Send operations.")
+    );
+    assert!(
+        sends(&registry, &entity("u"))
+            .unwrap()
+            .contains("'ns:Topic:u'")
+    );
+    assert_eq!(sends(&registry, &entity("fill")), None);
+    let refusing: Vec<bool> = [
+        entity("off"),
+        entity("drain"),
+        entity("fill"),
+        subscription("t", "s"),
+        subscription("u", "paused"),
+        subscription("u", "s"),
+    ]
+    .iter()
+    .map(|path| receives(&registry, path))
+    .collect();
+    assert_eq!(refusing, [true, false, true, true, true, false]);
+    // The entity tasks start refusing what the registry refuses.
+    let started: Vec<(&str, bool)> = specs
+        .iter()
+        .map(|spec| (spec.path.as_str(), spec.receive_refusal.is_some()))
+        .collect();
+    assert_eq!(
+        started,
+        [
+            ("off", true),
+            ("drain", false),
+            ("fill", true),
+            ("t", false),
+            ("t/Subscriptions/s", true),
+            ("u", false),
+            ("u/Subscriptions/paused", true),
+            ("u/Subscriptions/s", false),
+        ]
+    );
+
+    registry.remove_topic(&"t".into());
+    registry.remove_queue(&"off".into());
+    assert!(!receives(&registry, &subscription("t", "s")));
+    assert_eq!(sends(&registry, &entity("off")), None);
 }

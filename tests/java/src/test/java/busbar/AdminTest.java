@@ -2,9 +2,8 @@
 // subscriptions and rules created, read, listed, changed and deleted while the broker runs, their
 // runtime counts, and entities made through the API used over AMQP at once.
 //
-// The Java SDK always dials https on port 443 (the connection string's port is dropped); it is
-// used on the broker's plain-HTTP admin port with the workaround of Microsoft's emulator sample:
-// a pipeline policy that rewrites each request's URL to http://localhost:<admin port>/….
+// The admin client is BrokerTest's (on the plain-HTTP admin port, as Microsoft's emulator sample
+// does it).
 package busbar;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,7 +16,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.azure.core.exception.ClientAuthenticationException;
 import com.azure.core.exception.ResourceExistsException;
 import com.azure.core.exception.ResourceNotFoundException;
-import com.azure.core.http.policy.HttpPipelinePolicy;
 import com.azure.core.http.rest.PagedResponse;
 import com.azure.messaging.servicebus.ServiceBusFailureReason;
 import com.azure.messaging.servicebus.ServiceBusMessage;
@@ -25,7 +23,6 @@ import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
 import com.azure.messaging.servicebus.administration.ServiceBusAdministrationClient;
-import com.azure.messaging.servicebus.administration.ServiceBusAdministrationClientBuilder;
 import com.azure.messaging.servicebus.administration.models.CreateQueueOptions;
 import com.azure.messaging.servicebus.administration.models.CreateRuleOptions;
 import com.azure.messaging.servicebus.administration.models.CreateSubscriptionOptions;
@@ -37,8 +34,6 @@ import com.azure.messaging.servicebus.administration.models.SqlRuleFilter;
 import com.azure.messaging.servicebus.administration.models.SubscriptionProperties;
 import com.azure.messaging.servicebus.administration.models.TrueRuleFilter;
 import com.azure.messaging.servicebus.models.ServiceBusReceiveMode;
-import java.net.MalformedURLException;
-import java.net.URL;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -50,7 +45,6 @@ import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Mono;
 
 class AdminTest extends BrokerTest {
     private ServiceBusAdministrationClient admin;
@@ -58,24 +52,6 @@ class AdminTest extends BrokerTest {
     @BeforeAll
     void adminClient() {
         admin = adminClient(broker.adminConnectionString());
-    }
-
-    private ServiceBusAdministrationClient adminClient(String connectionString) {
-        int adminPort = broker.adminPort;
-        // The emulator sample's workaround: every request goes to http://<host>:<admin port>.
-        HttpPipelinePolicy forceHttp = (context, next) -> {
-            try {
-                URL current = context.getHttpRequest().getUrl();
-                context.getHttpRequest().setUrl(new URL("http", current.getHost(), adminPort, current.getFile()));
-            } catch (MalformedURLException error) {
-                return Mono.error(error);
-            }
-            return next.process();
-        };
-        return new ServiceBusAdministrationClientBuilder()
-            .connectionString(connectionString)
-            .addPolicy(forceHttp)
-            .buildClient();
     }
 
     private static List<String> names(Iterable<QueueProperties> queues) {

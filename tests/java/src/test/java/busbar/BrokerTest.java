@@ -9,15 +9,22 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.azure.core.amqp.AmqpRetryOptions;
+import com.azure.core.amqp.exception.AmqpErrorCondition;
+import com.azure.core.amqp.exception.AmqpException;
 import com.azure.core.amqp.models.AmqpMessageBodyType;
+import com.azure.core.http.policy.HttpPipelinePolicy;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusException;
 import com.azure.messaging.servicebus.ServiceBusFailureReason;
 import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
+import com.azure.messaging.servicebus.administration.ServiceBusAdministrationClient;
+import com.azure.messaging.servicebus.administration.ServiceBusAdministrationClientBuilder;
 import com.azure.messaging.servicebus.models.ServiceBusReceiveMode;
 import com.azure.messaging.servicebus.models.SubQueue;
+import java.net.MalformedURLException;
+import java.net.URL;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,6 +36,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
 import org.junit.jupiter.api.function.Executable;
+import reactor.core.publisher.Mono;
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class BrokerTest {
@@ -72,6 +80,29 @@ abstract class BrokerTest {
                 .setDelay(Duration.ofMillis(100))
                 .setMaxDelay(Duration.ofSeconds(1))
                 .setTryTimeout(Duration.ofSeconds(10)));
+    }
+
+    /**
+     * The administration client on the broker's admin port. The Java SDK always dials https on
+     * port 443 (the connection string's port is dropped), so it is used with the workaround of
+     * Microsoft's emulator sample: a pipeline policy that rewrites each request's URL to
+     * http://localhost:<admin port>/….
+     */
+    ServiceBusAdministrationClient adminClient(String connectionString) {
+        int adminPort = broker.adminPort;
+        HttpPipelinePolicy forceHttp = (context, next) -> {
+            try {
+                URL current = context.getHttpRequest().getUrl();
+                context.getHttpRequest().setUrl(new URL("http", current.getHost(), adminPort, current.getFile()));
+            } catch (MalformedURLException error) {
+                return Mono.error(error);
+            }
+            return next.process();
+        };
+        return new ServiceBusAdministrationClientBuilder()
+            .connectionString(connectionString)
+            .addPolicy(forceHttp)
+            .buildClient();
     }
 
     ServiceBusSenderClient sender(String queue) {
@@ -137,6 +168,16 @@ abstract class BrokerTest {
         ServiceBusException error = assertThrows(ServiceBusException.class, action);
         assertEquals(reason, error.getReason(), () -> "the SDK reported " + describe(error));
         return error;
+    }
+
+    /** The condition of the first AmqpException among `error` and its causes. */
+    static AmqpErrorCondition conditionOf(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof AmqpException amqp) {
+                return amqp.getErrorCondition();
+            }
+        }
+        return null;
     }
 
     /** The exception and its causes, for failure messages that tell what the broker answered. */

@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.azure.core.amqp.exception.AmqpErrorCondition;
-import com.azure.core.amqp.exception.AmqpException;
 import com.azure.messaging.servicebus.ServiceBusClientBuilder;
 import com.azure.messaging.servicebus.ServiceBusException;
 import com.azure.messaging.servicebus.ServiceBusFailureReason;
@@ -51,16 +50,6 @@ class ErrorTest extends BrokerTest {
                 () -> receiver.receiveMessages(1, Duration.ofSeconds(5)).forEach(message -> { }));
             assertEquals(AmqpErrorCondition.NOT_FOUND, conditionOf(error), () -> describe(error));
         }
-    }
-
-    /** The condition of the first AmqpException among `error` and its causes. */
-    private static AmqpErrorCondition conditionOf(Throwable error) {
-        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
-            if (cause instanceof AmqpException amqp) {
-                return amqp.getErrorCondition();
-            }
-        }
-        return null;
     }
 
     @Test

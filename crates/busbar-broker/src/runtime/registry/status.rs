@@ -1,0 +1,65 @@
+//! Entity status in the registry: which queues, topics and subscriptions refuse sends or
+//! receives now. Every send (AMQP link, HTTP, explorer) and every receive attach asks here, so
+//! a change applies to the next one as soon as the registry is replaced.
+
+use super::{Registry, Resolved};
+use crate::address::EntityPath;
+use crate::config::{EntityStatus, subscription_refuses_receives};
+use crate::errors::BrokerError;
+
+impl Registry {
+    /// Records the status of the queue, topic or subscription at `path`.
+    pub(crate) fn set_status(&mut self, path: EntityPath, status: EntityStatus) {
+        if status == EntityStatus::Active {
+            self.statuses.remove(&path);
+        } else {
+            self.statuses.insert(path, status);
+        }
+    }
+
+    /// The status of the entity at `path` (a missing one counts as active).
+    fn status(&self, path: &EntityPath) -> EntityStatus {
+        self.statuses.get(path).copied().unwrap_or_default()
+    }
+
+    /// Why a send to the queue or topic at `path` is refused for its status, if it is.
+    pub(crate) fn send_refusal(&self, namespace: &str, path: &EntityPath) -> Option<BrokerError> {
+        let status = self.status(path);
+        if !status.refuses_sends() {
+            return None;
+        }
+        let entity = path.to_string();
+        let namespace = namespace.to_owned();
+        Some(match status {
+            EntityStatus::SendDisabled => BrokerError::EntitySendDisabled {
+                namespace,
+                kind: match self.resolve(path) {
+                    Some(Resolved::Topic(_)) => "Topic",
+                    _ => "Queue",
+                },
+                entity,
+            },
+            _ => BrokerError::EntityDisabled { namespace, entity },
+        })
+    }
+
+    /// Why receiving from the queue or subscription at `path` is refused for its status (or its
+    /// topic's), if it is.
+    pub(crate) fn receive_refusal(
+        &self,
+        namespace: &str,
+        path: &EntityPath,
+    ) -> Option<BrokerError> {
+        let refused = match path {
+            EntityPath::QueueOrTopic(_) => self.status(path).refuses_receives(),
+            EntityPath::Subscription { topic, .. } => subscription_refuses_receives(
+                self.status(path),
+                self.status(&EntityPath::QueueOrTopic(topic.clone())),
+            ),
+        };
+        refused.then(|| BrokerError::EntityDisabled {
+            namespace: namespace.to_owned(),
+            entity: path.to_string(),
+        })
+    }
+}
