@@ -247,6 +247,10 @@ impl Queue {
     /// which those evicted, as many as `max_bytes` hold (at least one): what a read-ahead
     /// brings back.
     pub(crate) fn evicted_at_head(&self, max: usize, max_bytes: u64) -> Vec<SequenceNumber> {
+        // The common case, asked before every dispatch: nothing evicted, nothing to walk.
+        if self.resident.len() == self.messages.len() {
+            return Vec::new();
+        }
         let mut bytes = 0u64;
         self.available
             .iter()
