@@ -195,6 +195,9 @@ pub enum BrokerError {
     /// The token is missing, invalid, expired, or does not cover the entity.
     #[error("Unauthorized access: {0}")]
     Unauthorized(String),
+    /// A put-token whose signature no key of its rule made, in Service Bus's words.
+    #[error("InvalidSignature: The token has an invalid signature.")]
+    InvalidSignature,
     /// The caller's tokens cover the entity but their rule lacks the right the operation needs.
     #[error(
         "Unauthorized access. '{claim}' claim(s) are required to perform this operation. Resource: '{resource}'."
@@ -311,7 +314,7 @@ impl BrokerError {
             }
             Self::Argument(_) => (c::ARGUMENT_ERROR, StatusCode::BAD_REQUEST),
             Self::ArgumentOutOfRange(_) => (c::ARGUMENT_OUT_OF_RANGE, StatusCode::BAD_REQUEST),
-            Self::Unauthorized(_) | Self::MissingClaim { .. } => {
+            Self::Unauthorized(_) | Self::InvalidSignature | Self::MissingClaim { .. } => {
                 (c::UNAUTHORIZED_ACCESS, StatusCode::UNAUTHORIZED)
             }
             Self::ResourceLimitExceeded(_) | Self::EntityQuotaExceeded { .. } => {

@@ -31,6 +31,9 @@ impl PutTokenOutcome {
     pub fn to_broker_error(&self, namespace: &str) -> Option<BrokerError> {
         match self {
             Self::Accepted { .. } => None,
+            Self::Unauthorized(Unauthorized::SignatureMismatch(_)) => {
+                Some(BrokerError::InvalidSignature)
+            }
             Self::Unauthorized(reason) => Some(BrokerError::Unauthorized(reason.to_string())),
             Self::EntityNotFound { entity } => Some(BrokerError::EntityNotFound {
                 namespace: namespace.to_owned(),
@@ -200,10 +203,16 @@ mod tests {
             PutTokenOutcome::Unauthorized(Unauthorized::Expired { .. })
         ));
         let forged = sign_token(audience, "RootManageSharedAccessKey", "guess", EXPIRY_SECS);
+        let refused = decide(&forged, audience);
         assert!(matches!(
-            decide(&forged, audience),
+            refused,
             PutTokenOutcome::Unauthorized(Unauthorized::SignatureMismatch(_))
         ));
+        // In the service's words.
+        assert_eq!(
+            refused.to_broker_error("ns"),
+            Some(BrokerError::InvalidSignature)
+        );
         assert!(matches!(
             decide("jwt-bearer", audience),
             PutTokenOutcome::Unauthorized(Unauthorized::MalformedToken(_))

@@ -20,7 +20,7 @@ fn suffix(entity: &str) -> String {
 }
 
 /// How many variants `BrokerError` has.
-const VARIANTS: usize = 26;
+const VARIANTS: usize = 27;
 
 /// A number per variant. The match has no wildcard, so a new variant does not compile until it
 /// is numbered here, and then the table test fails until the table covers it too.
@@ -52,6 +52,7 @@ fn variant_number(error: &BrokerError) -> usize {
         BrokerError::MissingClaim { .. } => 23,
         BrokerError::EntityDisabled { .. } => 24,
         BrokerError::EntitySendDisabled { .. } => 25,
+        BrokerError::InvalidSignature => 26,
     }
 }
 
@@ -141,6 +142,12 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             c::TRANSACTION_TIMEOUT,
             408,
             "The transaction timed out and was rolled back.",
+        ),
+        (
+            BrokerError::InvalidSignature,
+            c::UNAUTHORIZED_ACCESS,
+            401,
+            "InvalidSignature: The token has an invalid signature.",
         ),
         (
             BrokerError::MissingClaim {
