@@ -10,9 +10,9 @@ use busbar_core::SequenceNumber;
 use busbar_store::{GroupCommitHandle, Record};
 use tokio::sync::mpsc;
 
-use super::entity_task::store_error;
 use super::mailbox::Reply;
 use super::management::OperationResult;
+use super::refusals::store_error;
 use crate::errors::BrokerError;
 
 /// What became of one entity's held copies, sent back to its task.

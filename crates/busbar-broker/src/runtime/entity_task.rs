@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use busbar_core::{CoreError, EnqueueOutcome, Outcome, ReceiveMode, SubQueue};
+use busbar_core::{EnqueueOutcome, Outcome, ReceiveMode, SubQueue};
 use busbar_store::{EntityId, GroupCommitHandle, MessageKey, Record, StoreError};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, watch};
@@ -21,14 +21,17 @@ use super::mailbox::{ConnectionCommand, EntityCommand, HoldJoin, Mailbox, Receiv
 use super::management::{Operation, OperationResult, SessionOperation};
 use super::message_bodies::MessageBodies;
 use super::metrics::EntityMetrics;
+use super::refusals::{core_error, store_error};
 use super::topic_schedule::TopicRelease;
 use crate::errors::BrokerError;
+use bodies::hydrate;
 pub use explorer::{SessionHolder, SessionView};
 pub(crate) use explorer::{SessionsAnswer, SessionsRequest};
 pub(crate) use owned::{OwnedEntity, session_error};
 use session_links::SessionLinks;
 use test_controls::Faults;
 
+mod bodies;
 mod deleted;
 mod explorer;
 mod owned;
@@ -152,17 +155,6 @@ impl EntityTask {
             overloaded: false,
             bodies: None,
         }
-    }
-
-    /// Keeps message bytes in the store: what the entity starts with is evicted at once (a
-    /// restart rebuilds the index, not the cache), later messages once the memory budget is
-    /// used up, and the head of each sub-queue with receivers is read ahead.
-    pub(crate) fn keeping_bodies_in_store(mut self, bodies: Arc<MessageBodies>) -> Self {
-        let core = self.entity.core_mut();
-        core.keep_bodies_in_store();
-        core.evict_bodies(u64::MAX);
-        self.bodies = Some(bodies);
-        self
     }
 
     /// Counts its traffic in `metrics` (its registry handle's).
@@ -544,15 +536,13 @@ impl EntityTask {
         outcome: Outcome,
         now: busbar_core::Timestamp,
     ) -> Result<(), BrokerError> {
-        if self.session_links.holds(&token) {
-            self.session_links
-                .settle(&mut self.entity, token, outcome, now)
-        } else {
-            self.entity
-                .core_mut()
-                .settle(token, outcome, now)
-                .map_err(core_error)
-        }
+        settle_in(
+            &mut self.session_links,
+            &mut self.entity,
+            token,
+            outcome,
+            now,
+        )
     }
 
     /// Sends the messages dead-lettered since the last batch to `ForwardDeadLetteredMessagesTo`.
@@ -591,38 +581,6 @@ impl EntityTask {
             if let Some(lock) = &delivery.lock {
                 release.release(&delivery, lock.token);
             }
-        }
-    }
-
-    /// Reads back the evicted bytes at the head of each sub-queue a receiver has credit for.
-    fn read_ahead(&mut self) {
-        let Some(bodies) = &self.bodies else {
-            return;
-        };
-        for sub_queue in [SubQueue::Main, SubQueue::DeadLetter] {
-            let wanted = self
-                .receivers
-                .iter()
-                .any(|r| r.sub_queue == sub_queue && !r.session_link && r.credit() > 0);
-            if wanted
-                && let Err(error) = bodies.read_ahead(self.entity.core_mut(), self.id, sub_queue)
-            {
-                tracing::warn!(%error, "read-ahead from the store failed");
-            }
-        }
-    }
-
-    /// An operation's result with the payloads of its messages read back where evicted.
-    fn with_payloads(
-        &self,
-        result: Result<OperationResult, BrokerError>,
-    ) -> Result<OperationResult, BrokerError> {
-        match (result, &self.bodies) {
-            (Ok(OperationResult::Messages(mut deliveries)), Some(bodies)) => {
-                bodies.hydrate(self.id, &mut deliveries)?;
-                Ok(OperationResult::Messages(deliveries))
-            }
-            (result, _) => result,
         }
     }
 
@@ -667,19 +625,8 @@ impl EntityTask {
                     // A peek-lock delivery goes back unchanged; receive-and-delete took it.
                     tracing::error!(%error, sequence = delivery.sequence.value(), "delivery not read back from the store");
                     if let Some(lock) = delivery.lock {
-                        let _ = if self.session_links.holds(&lock.token) {
-                            self.session_links.settle(
-                                &mut self.entity,
-                                lock.token,
-                                Outcome::Release,
-                                now,
-                            )
-                        } else {
-                            self.entity
-                                .core_mut()
-                                .settle(lock.token, Outcome::Release, now)
-                                .map_err(core_error)
-                        };
+                        let (links, entity) = (&mut self.session_links, &mut self.entity);
+                        let _ = settle_in(links, entity, lock.token, Outcome::Release, now);
                     }
                     continue;
                 }
@@ -791,49 +738,21 @@ fn tag(entity: EntityId, record: busbar_core::Record) -> Record {
     }
 }
 
-/// The one mapping of core refusals onto broker errors.
-pub(crate) fn core_error(error: CoreError) -> BrokerError {
-    match error {
-        CoreError::LockLost => BrokerError::MessageLockLost,
-        CoreError::MessageNotFound(sequence) => BrokerError::MessageNotFound {
-            sequence_number: sequence.value(),
-        },
-        CoreError::NotAllowed(reason) => BrokerError::NotAllowed(reason.to_owned()),
-        CoreError::InvalidConfig(reason) => BrokerError::Argument(reason.to_owned()),
-        CoreError::QuotaExceeded { size, max } => BrokerError::EntityQuotaExceeded { size, max },
-        CoreError::MemoryBudgetExceeded { used, limit } => {
-            BrokerError::ResourceLimitExceeded(format!(
-                "The broker's memory budget for messages is used up: {used} bytes held, {limit} \
-                 allowed (busbar --memory-budget). Sends are accepted again once receivers take \
-                 messages."
-            ))
-        }
-        CoreError::Decode(reason) => BrokerError::Internal(reason.to_owned()),
-    }
-}
-
-/// Reads one delivery's payload back from the store when it was evicted.
-fn hydrate(
-    bodies: Option<&MessageBodies>,
-    id: EntityId,
-    delivery: &mut busbar_core::Delivery,
+/// Settles one message: through its session when a session link received it.
+fn settle_in(
+    session_links: &mut SessionLinks,
+    entity: &mut OwnedEntity,
+    token: busbar_core::LockToken,
+    outcome: Outcome,
+    now: busbar_core::Timestamp,
 ) -> Result<(), BrokerError> {
-    match bodies {
-        Some(bodies) => bodies.hydrate(id, std::slice::from_mut(delivery)),
-        None => Ok(()),
-    }
-}
-
-/// A store failure as the client hears it: a full disk is a quota the client cannot retry
-/// past (as the service's namespace quota), anything else a busy server.
-pub(crate) fn store_error(error: StoreError) -> BrokerError {
-    match error {
-        StoreError::Full { detail } => {
-            BrokerError::ResourceLimitExceeded(format!("The store is full: {detail}."))
-        }
-        error => BrokerError::StoreUnavailable {
-            reason: error.to_string(),
-        },
+    if session_links.holds(&token) {
+        session_links.settle(entity, token, outcome, now)
+    } else {
+        entity
+            .core_mut()
+            .settle(token, outcome, now)
+            .map_err(core_error)
     }
 }
 

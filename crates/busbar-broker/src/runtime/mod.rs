@@ -16,6 +16,7 @@ mod management;
 mod message_bodies;
 mod metrics;
 mod outbound;
+mod refusals;
 mod registry;
 mod request;
 mod rule_changes;

@@ -10,7 +10,7 @@ fn text(message: &str) -> Option<Bytes> {
     Some(Bytes::copy_from_slice(message.as_bytes()))
 }
 
-/// `(sequence, message)` pairs as a scan returns them.
+/// The sequence numbers a scan of `entity` from `from` returns.
 fn scanned(reader: &dyn MessageReader, entity: EntityId, from: i64, limit: usize) -> Vec<i64> {
     reader
         .scan(entity, from, limit)

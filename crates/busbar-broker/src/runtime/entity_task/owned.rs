@@ -5,9 +5,10 @@ use busbar_core::{EnqueueOutcome, Entity, HeldCopies, NewMessage, SequenceNumber
 use busbar_sessions::{SessionEntity, SessionError, SessionLimits, StateRecord};
 use busbar_store::{EntityId, Record, Recovered};
 
-use super::{core_error, tag};
+use super::tag;
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::HeldResolution;
+use crate::runtime::refusals::core_error;
 
 /// The entity an entity task owns (boxed: the two differ much in size).
 pub(crate) enum OwnedEntity {

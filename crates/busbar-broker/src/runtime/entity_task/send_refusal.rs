@@ -4,8 +4,9 @@
 
 use busbar_store::{StoreCondition, StoreError};
 
-use super::{EntityTask, store_error};
+use super::EntityTask;
 use crate::errors::BrokerError;
+use crate::runtime::refusals::store_error;
 
 impl EntityTask {
     /// The refusal of the next send, if it is to be refused.

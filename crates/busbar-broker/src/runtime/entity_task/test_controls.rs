@@ -5,9 +5,10 @@
 use busbar_core::{Outcome, SubQueue};
 use busbar_store::{MessageKey, Record, StoreError};
 
-use super::{EntityTask, Pending, store_error};
+use super::{EntityTask, Pending};
 use crate::errors::BrokerError;
 use crate::runtime::mailbox::{ConnectionCommand, Fault};
+use crate::runtime::refusals::store_error;
 
 /// Faults still to show (test controls): how many more sends to refuse as busy, how many more
 /// settlements to answer with lock lost, a link or connection to end, and answers to delay.

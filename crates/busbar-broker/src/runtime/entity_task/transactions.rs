@@ -6,10 +6,11 @@
 
 use busbar_core::{Outcome, Timestamp};
 
-use super::{EntityTask, Pending, core_error};
+use super::{EntityTask, Pending};
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::{resolve_all, take_records};
 use crate::runtime::management::SessionOperation;
+use crate::runtime::refusals::core_error;
 use crate::runtime::transaction::{TransactionCommit, TransactionWork};
 
 impl EntityTask {
