@@ -16,7 +16,7 @@
 
 use crate::entity::SubQueue;
 use crate::error::CoreError;
-use crate::message::{DeadLetterInfo, MessageBody, MessageState, Properties};
+use crate::message::{BodyMeta, DeadLetterInfo, MessageBody, MessageState, Properties};
 use crate::time::{SequenceNumber, Timestamp, millis};
 use bytes::{BufMut, Bytes, BytesMut};
 use std::collections::BTreeMap;
@@ -90,8 +90,11 @@ pub(crate) fn encode_body(fields: BodyFields<'_>) -> MessageBody {
         // Saturates at i64::MAX ms, i.e. unbounded for every practical purpose.
         buf.put_u64(millis(ttl).unsigned_abs());
     }
+    let mut message_id_at = None;
     if let Some(id) = &fields.message_id {
-        put_bytes(&mut buf, id);
+        put_len(&mut buf, id.len());
+        message_id_at = Some(buf.len()..buf.len() + id.len());
+        buf.put_slice(id);
     }
     if let Some(session) = &fields.session_id {
         put_bytes(&mut buf, session.as_bytes());
@@ -99,26 +102,17 @@ pub(crate) fn encode_body(fields: BodyFields<'_>) -> MessageBody {
     put_bytes(&mut buf, fields.payload);
     let encoded = buf.freeze();
     let payload = encoded.slice(encoded.len() - fields.payload.len()..);
-    MessageBody {
-        encoded_len: u64::try_from(encoded.len()).unwrap_or(u64::MAX),
-        payload_len: u64::try_from(payload.len()).unwrap_or(u64::MAX),
-        evicted: false,
-        encoded,
-        payload,
-        message_id: fields.message_id,
+    // The id as a slice of the encoded part, not of the caller's buffer (which it would pin).
+    let message_id = message_id_at.map(|at| encoded.slice(at));
+    let meta = BodyMeta {
         session_id: fields.session_id,
         accepted_time: fields.accepted_time,
         time_to_live: fields
             .time_to_live
             .map(|ttl| Duration::from_millis(millis(ttl).unsigned_abs())),
         scheduled_enqueue_time: fields.scheduled_enqueue_time,
-    }
-}
-
-/// The AMQP message of an immutable part as the store keeps it (what an evicted delivery's
-/// payload is, once read back): a slice of `stored`, not a copy.
-pub fn payload_of(stored: Bytes) -> Result<Bytes, CoreError> {
-    decode_body(stored).map(|body| body.payload)
+    };
+    MessageBody::resident(encoded, payload, message_id, meta)
 }
 
 /// What a restart needs to keep of a stored message part when its bytes stay in the store: the
@@ -131,17 +125,17 @@ pub fn index_part(stored: &Bytes) -> Bytes {
     };
     let fields = BodyFields {
         payload: &[],
-        message_id: body.message_id.as_deref().map(Bytes::copy_from_slice),
-        session_id: body.session_id,
-        accepted_time: body.accepted_time,
-        time_to_live: body.time_to_live,
-        scheduled_enqueue_time: body.scheduled_enqueue_time,
+        message_id: body.message_id().map(|id| Bytes::copy_from_slice(id)),
+        session_id: body.session_id().map(str::to_owned),
+        accepted_time: body.accepted_time(),
+        time_to_live: body.time_to_live(),
+        scheduled_enqueue_time: body.scheduled_enqueue_time(),
     };
-    let header = encode_body(fields).encoded;
+    let header = encode_body(fields).encoded().cloned().unwrap_or_default();
     let mut buf = BytesMut::with_capacity(17 + header.len());
     buf.put_u8(INDEX_FORM);
-    buf.put_u64(body.encoded_len);
-    buf.put_u64(body.payload_len);
+    buf.put_u64(body.encoded_len());
+    buf.put_u64(body.payload_len());
     buf.put_slice(&header);
     buf.freeze()
 }
@@ -156,16 +150,20 @@ pub(crate) fn decode_body(encoded: Bytes) -> Result<MessageBody, CoreError> {
         if encoded.get(17) == Some(&INDEX_FORM) {
             return Err(CoreError::Decode("an index form inside an index form"));
         }
-        let mut body = decode_body(encoded.slice(17..))?;
-        if !body.payload.is_empty() {
+        let (meta, _, payload) = decode_fields(&encoded.slice(17..))?;
+        if !payload.is_empty() {
             return Err(CoreError::Decode("an index form carries no payload"));
         }
-        body.evict();
-        body.encoded_len = encoded_len;
-        body.payload_len = payload_len;
-        return Ok(body);
+        return Ok(MessageBody::in_store(meta, encoded_len, payload_len));
     }
-    let mut reader = Reader::new(&encoded);
+    let (meta, message_id, payload) = decode_fields(&encoded)?;
+    Ok(MessageBody::resident(encoded, payload, message_id, meta))
+}
+
+/// The fields of an encoded immutable part: what it says, its message-id and its payload (both
+/// slices of `encoded`).
+fn decode_fields(encoded: &Bytes) -> Result<(BodyMeta, Option<Bytes>, Bytes), CoreError> {
+    let mut reader = Reader::new(encoded);
     if reader.u8()? != VERSION {
         return Err(CoreError::Decode("unknown message format version"));
     }
@@ -185,7 +183,7 @@ pub(crate) fn decode_body(encoded: Bytes) -> Result<MessageBody, CoreError> {
         None
     };
     let message_id = if flags & 4 != 0 {
-        Some(reader.slice(&encoded)?)
+        Some(reader.slice(encoded)?)
     } else {
         None
     };
@@ -194,20 +192,15 @@ pub(crate) fn decode_body(encoded: Bytes) -> Result<MessageBody, CoreError> {
     } else {
         None
     };
-    let payload = reader.slice(&encoded)?;
+    let payload = reader.slice(encoded)?;
     reader.finish()?;
-    Ok(MessageBody {
-        encoded_len: u64::try_from(encoded.len()).unwrap_or(u64::MAX),
-        payload_len: u64::try_from(payload.len()).unwrap_or(u64::MAX),
-        evicted: false,
-        encoded,
-        payload,
-        message_id,
+    let meta = BodyMeta {
         session_id,
         accepted_time,
         time_to_live,
         scheduled_enqueue_time,
-    })
+    };
+    Ok((meta, message_id, payload))
 }
 
 pub(crate) fn encode_state(state: &PersistedState) -> Bytes {
@@ -420,12 +413,12 @@ mod tests {
     #[test]
     fn body_round_trips_with_zero_copy_payload() {
         let body = sample_body();
-        assert_eq!(&body.payload[..], b"hello");
-        let decoded = decode_body(body.encoded.clone()).unwrap();
+        assert_eq!(&body.payload()[..], b"hello");
+        let decoded = decode_body(body.encoded().unwrap().clone()).unwrap();
         assert_eq!(decoded, body);
         assert_eq!(
-            decoded.payload.as_ptr(),
-            body.encoded[body.encoded.len() - 5..].as_ptr()
+            decoded.payload().as_ptr(),
+            body.encoded().unwrap()[body.encoded_len() as usize - 5..].as_ptr()
         );
     }
 
@@ -439,7 +432,7 @@ mod tests {
             time_to_live: None,
             scheduled_enqueue_time: None,
         });
-        assert_eq!(decode_body(body.encoded.clone()).unwrap(), body);
+        assert_eq!(decode_body(body.encoded().unwrap().clone()).unwrap(), body);
     }
 
     #[test]
@@ -458,7 +451,7 @@ mod tests {
 
     #[test]
     fn every_truncation_and_extension_is_an_error_not_a_panic() {
-        let body = sample_body().encoded;
+        let body = sample_body().encoded().unwrap().clone();
         let state = encode_state(&sample_state());
         for cut in 0..body.len() {
             assert!(decode_body(body.slice(..cut)).is_err(), "body cut at {cut}");
@@ -486,7 +479,7 @@ mod tests {
         let mut state = sample_state();
         state.queue = SubQueue::Main;
         assert!(decode_state(&encode_state(&state)).is_err());
-        let mut huge_len = sample_body().encoded.to_vec();
+        let mut huge_len = sample_body().encoded().unwrap().to_vec();
         let payload_len_at = huge_len.len() - 5 - 4;
         huge_len[payload_len_at..payload_len_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
         assert!(decode_body(Bytes::from(huge_len)).is_err());
@@ -522,8 +515,8 @@ mod tests {
                     time_to_live: ttl_ms.map(|ms| Duration::from_millis(u64::from(ms))),
                     scheduled_enqueue_time: scheduled.map(Timestamp),
                 });
-                prop_assert_eq!(&body.payload, &payload);
-                prop_assert_eq!(decode_body(body.encoded.clone()).unwrap(), body);
+                prop_assert_eq!(&body.payload(), &payload);
+                prop_assert_eq!(decode_body(body.encoded().unwrap().clone()).unwrap(), body);
             }
 
             #[test]

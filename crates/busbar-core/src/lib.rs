@@ -53,7 +53,7 @@ mod message;
 mod time;
 
 pub use budget::MemoryBudget;
-pub use codec::{Record, index_part, payload_of};
+pub use codec::{Record, index_part};
 pub use config::{
     DEFAULT_LOCK_DURATION, DEFAULT_MAX_DELIVERY_COUNT, DEFAULT_MAX_SIZE_BYTES, EntityConfig,
     MAX_LOCK_DURATION, MIN_LOCK_DURATION,

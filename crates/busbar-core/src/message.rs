@@ -60,9 +60,13 @@ impl MessageState {
 }
 
 /// Properties to modify (abandon, defer, dead-letter): keys with AMQP-encoded values, opaque to
-/// the core. Shared behind an `Arc` so deliveries carry them without copying.
+/// the core. Shared behind an `Arc` so deliveries carry them without copying; none allocated
+/// while there are none (most messages of a backlog).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Properties(Arc<BTreeMap<String, Bytes>>);
+pub struct Properties(Option<Arc<BTreeMap<String, Bytes>>>);
+
+/// What `as_map` shows for no properties.
+static NO_PROPERTIES: BTreeMap<String, Bytes> = BTreeMap::new();
 
 impl Properties {
     /// No properties.
@@ -72,12 +76,12 @@ impl Properties {
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.as_ref().is_none_or(|map| map.is_empty())
     }
 
     /// The property map.
     pub fn as_map(&self) -> &BTreeMap<String, Bytes> {
-        &self.0
+        self.0.as_deref().unwrap_or(&NO_PROPERTIES)
     }
 
     /// Adds `other`'s entries, replacing values of keys present in both.
@@ -85,8 +89,8 @@ impl Properties {
         if other.is_empty() {
             return;
         }
-        let map = Arc::make_mut(&mut self.0);
-        for (key, value) in other.0.iter() {
+        let map = Arc::make_mut(self.0.get_or_insert_default());
+        for (key, value) in other.as_map() {
             map.insert(key.clone(), value.clone());
         }
     }
@@ -94,7 +98,7 @@ impl Properties {
 
 impl From<BTreeMap<String, Bytes>> for Properties {
     fn from(map: BTreeMap<String, Bytes>) -> Properties {
-        Properties(Arc::new(map))
+        Properties((!map.is_empty()).then(|| Arc::new(map)))
     }
 }
 
@@ -146,7 +150,7 @@ pub struct Delivery {
     /// `payload_in_store`.
     pub payload: Bytes,
     /// The message's bytes were evicted from memory: the caller reads them from the store
-    /// (`(entity, sequence)`) and takes the payload out with [`payload_of`](crate::payload_of).
+    /// (`(entity, sequence)`) and hands them to [`fill_from_store`](Delivery::fill_from_store).
     pub payload_in_store: bool,
     /// The message-id given at enqueue.
     pub message_id: Option<Bytes>,
@@ -170,6 +174,19 @@ pub struct Delivery {
     pub dead_letter: Option<DeadLetterInfo>,
     /// The accumulated properties to modify.
     pub properties: Properties,
+}
+
+impl Delivery {
+    /// Completes a delivery whose payload is in the store with the message part read from there
+    /// (`(entity, sequence)`): its payload and message-id become slices of `stored`. Refused,
+    /// nothing changed, when `stored` does not decode.
+    pub fn fill_from_store(&mut self, stored: Bytes) -> Result<(), CoreError> {
+        let body = decode_body(stored)?;
+        self.payload = body.payload();
+        self.message_id = body.message_id().cloned();
+        self.payload_in_store = false;
+        Ok(())
+    }
 }
 
 /// Where a stored message is in its life; each stage belongs to exactly one index of its queue.
@@ -216,53 +233,174 @@ impl Stage {
     }
 }
 
-/// The immutable part of a stored message, written once by the insert record.
+/// The immutable part of a stored message, written once by the insert record: its bytes while
+/// in memory, and what the state machine needs of it (ids, times, sizes), packed small because a
+/// deep backlog holds one per message.
 ///
 /// Its bytes may be *evicted*: dropped from memory once durable, and read back from the store
-/// when the message is delivered or peeked. What the state machine needs (ids, times, sizes)
-/// stays.
+/// when the message is delivered or peeked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MessageBody {
-    /// The encoded immutable part as persisted; `payload` is a slice of it. Both are empty
-    /// while `evicted`.
-    pub(crate) encoded: Bytes,
-    pub(crate) payload: Bytes,
-    /// The lengths of `encoded` and `payload`, kept while they are evicted.
-    pub(crate) encoded_len: u64,
-    pub(crate) payload_len: u64,
-    /// Whether the bytes are only in the store now.
-    pub(crate) evicted: bool,
-    pub(crate) message_id: Option<Bytes>,
-    pub(crate) session_id: Option<String>,
+    /// `None` while evicted.
+    resident: Option<Box<ResidentBytes>>,
+    /// Shared with the session index and the other messages of the session.
+    session_id: Option<SessionName>,
     /// When enqueue was called (the duplicate-detection clock).
+    accepted_time: Timestamp,
+    /// The time to live in milliseconds (the precision the store keeps); [`NO_TTL`]: none.
+    ttl_millis: u64,
+    /// `x-opt-scheduled-enqueue-time` in milliseconds; [`NOT_SCHEDULED`]: none.
+    scheduled_millis: i64,
+    /// The lengths of the encoded immutable part and of the AMQP message in it.
+    encoded_len: u32,
+    payload_len: u32,
+}
+
+const NO_TTL: u64 = u64::MAX;
+const NOT_SCHEDULED: i64 = i64::MIN;
+
+/// The bytes of an immutable part in memory: the payload and message-id are slices of them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ResidentBytes {
+    encoded: Bytes,
+    payload: Bytes,
+    message_id: Option<Bytes>,
+}
+
+/// A session id, one allocation shared by every message of the session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SessionName(pub(crate) Arc<String>);
+
+/// What an immutable part says besides its bytes.
+pub(crate) struct BodyMeta {
+    pub(crate) session_id: Option<String>,
     pub(crate) accepted_time: Timestamp,
     pub(crate) time_to_live: Option<Duration>,
     pub(crate) scheduled_enqueue_time: Option<Timestamp>,
 }
 
+fn length(len: usize) -> u32 {
+    // Messages are capped far below 4 GiB before they reach the core.
+    u32::try_from(len).unwrap_or(u32::MAX)
+}
+
 impl MessageBody {
+    /// A body in memory: `payload` and `message_id` are slices of `encoded`.
+    pub(crate) fn resident(
+        encoded: Bytes,
+        payload: Bytes,
+        message_id: Option<Bytes>,
+        meta: BodyMeta,
+    ) -> MessageBody {
+        let (encoded_len, payload_len) = (length(encoded.len()), length(payload.len()));
+        let resident = ResidentBytes {
+            encoded,
+            payload,
+            message_id,
+        };
+        MessageBody::with_meta(Some(Box::new(resident)), meta, encoded_len, payload_len)
+    }
+
+    /// A body whose bytes are only in the store, of the given lengths.
+    pub(crate) fn in_store(meta: BodyMeta, encoded_len: u64, payload_len: u64) -> MessageBody {
+        let lengths = (u32::try_from(encoded_len), u32::try_from(payload_len));
+        let (encoded_len, payload_len) =
+            (lengths.0.unwrap_or(u32::MAX), lengths.1.unwrap_or(u32::MAX));
+        MessageBody::with_meta(None, meta, encoded_len, payload_len)
+    }
+
+    fn with_meta(
+        resident: Option<Box<ResidentBytes>>,
+        meta: BodyMeta,
+        encoded_len: u32,
+        payload_len: u32,
+    ) -> MessageBody {
+        MessageBody {
+            resident,
+            session_id: meta.session_id.map(|id| SessionName(Arc::new(id))),
+            accepted_time: meta.accepted_time,
+            // Durations past u64::MAX - 1 ms (585 million years) are as good as none.
+            ttl_millis: meta.time_to_live.map_or(NO_TTL, |ttl| {
+                u64::try_from(ttl.as_millis()).map_or(NO_TTL - 1, |ms| ms.min(NO_TTL - 1))
+            }),
+            // The one time that cannot be told from none moves a millisecond later.
+            scheduled_millis: meta
+                .scheduled_enqueue_time
+                .map_or(NOT_SCHEDULED, |at| at.0.max(NOT_SCHEDULED + 1)),
+            encoded_len,
+            payload_len,
+        }
+    }
+
+    pub(crate) fn is_evicted(&self) -> bool {
+        self.resident.is_none()
+    }
+
+    /// The encoded immutable part, while in memory.
+    pub(crate) fn encoded(&self) -> Option<&Bytes> {
+        self.resident.as_ref().map(|bytes| &bytes.encoded)
+    }
+
+    /// The AMQP message; empty while evicted.
+    pub(crate) fn payload(&self) -> Bytes {
+        self.resident
+            .as_ref()
+            .map_or_else(Bytes::new, |bytes| bytes.payload.clone())
+    }
+
+    /// The message-id; unknown (`None`) while evicted.
+    pub(crate) fn message_id(&self) -> Option<&Bytes> {
+        self.resident.as_ref()?.message_id.as_ref()
+    }
+
+    pub(crate) fn session_id(&self) -> Option<&str> {
+        self.session_id.as_ref().map(|name| name.0.as_str())
+    }
+
+    pub(crate) fn session_name(&self) -> Option<&SessionName> {
+        self.session_id.as_ref()
+    }
+
+    /// Shares `name` (the same session id) instead of this body's own copy.
+    pub(crate) fn share_session_name(&mut self, name: SessionName) {
+        self.session_id = Some(name);
+    }
+
+    pub(crate) fn accepted_time(&self) -> Timestamp {
+        self.accepted_time
+    }
+
+    pub(crate) fn time_to_live(&self) -> Option<Duration> {
+        (self.ttl_millis != NO_TTL).then(|| Duration::from_millis(self.ttl_millis))
+    }
+
+    pub(crate) fn scheduled_enqueue_time(&self) -> Option<Timestamp> {
+        (self.scheduled_millis != NOT_SCHEDULED).then_some(Timestamp(self.scheduled_millis))
+    }
+
+    pub(crate) fn encoded_len(&self) -> u64 {
+        u64::from(self.encoded_len)
+    }
+
+    pub(crate) fn payload_len(&self) -> u64 {
+        u64::from(self.payload_len)
+    }
+
     /// The enqueued time the client sees: activation time for scheduled messages.
     pub(crate) fn enqueued_time(&self) -> Timestamp {
-        match self.scheduled_enqueue_time {
+        match self.scheduled_enqueue_time() {
             Some(at) => at.max(self.accepted_time),
             None => self.accepted_time,
         }
     }
 
     pub(crate) fn expires_at(&self) -> Option<Timestamp> {
-        Some(self.enqueued_time().saturating_add(self.time_to_live?))
+        Some(self.enqueued_time().saturating_add(self.time_to_live()?))
     }
 
-    /// Drops the encoded bytes (the caller makes sure the store has them). The message-id is
-    /// copied out first: as a slice it would keep the whole encoded message alive.
+    /// Drops the bytes (the caller makes sure the store has them).
     pub(crate) fn evict(&mut self) {
-        if self.evicted {
-            return;
-        }
-        self.message_id = self.message_id.as_deref().map(Bytes::copy_from_slice);
-        self.encoded = Bytes::new();
-        self.payload = Bytes::new();
-        self.evicted = true;
+        self.resident = None;
     }
 
     /// Takes the encoded bytes back, as read from the store; refused (nothing changed) when
@@ -274,25 +412,26 @@ impl MessageBody {
                 "the stored message is not the one indexed",
             ));
         }
-        self.encoded = read.encoded;
-        self.payload = read.payload;
-        self.evicted = false;
+        self.resident = read.resident;
         Ok(())
     }
 }
 
-/// What holding a message costs beyond its encoded bytes: its entries in the sub-queue's
-/// indices, its state and the allocator's rounding. A backlog of 128 B messages grew the
-/// broker's RSS by about 450 bytes per message, of which some 200 were the encoded message.
-const MESSAGE_OVERHEAD_BYTES: u64 = 256;
+/// What a message costs in memory whatever becomes of its bytes: its entry in the sub-queue's
+/// message map and indices (`tests/index_cost.rs` measures it).
+const INDEX_BYTES: u64 = 100;
+
+/// What a message's bytes cost in memory beyond themselves while resident: the boxed slices
+/// over them, their entry in the resident index, the allocator's rounding.
+const RESIDENT_OVERHEAD_BYTES: u64 = 160;
 
 /// One stored message: its immutable body, its persisted mutable state and its volatile stage.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct StoredMessage {
     pub(crate) body: MessageBody,
     pub(crate) delivery_count: u32,
-    /// `Some` exactly for messages of the dead-letter sub-queue.
-    pub(crate) dead_letter: Option<DeadLetterInfo>,
+    /// `Some` exactly for messages of the dead-letter sub-queue (boxed: most messages have none).
+    pub(crate) dead_letter: Option<Box<DeadLetterInfo>>,
     pub(crate) properties: Properties,
     pub(crate) stage: Stage,
 }
@@ -301,22 +440,20 @@ impl StoredMessage {
     /// What the message counts toward the entity's size quota: its encoded AMQP message, the
     /// size Service Bus reports for it (the immutable part never changes, so neither does this).
     pub(crate) fn size_bytes(&self) -> u64 {
-        self.body.payload_len
+        self.body.payload_len()
     }
 
-    /// What the message charges to the memory budget: its encoded immutable part, which holds
-    /// the whole AMQP message (the payload is a slice of it), unless evicted, and what holding
-    /// it costs besides (its ids among them once evicted).
+    /// What the message charges to the memory budget: its index entry, and its encoded
+    /// immutable part (which holds the whole AMQP message) unless evicted.
     pub(crate) fn memory_bytes(&self) -> u64 {
-        let body = &self.body;
-        let held = if body.evicted {
-            let id = body.message_id.as_ref().map_or(0, Bytes::len);
-            let session = body.session_id.as_ref().map_or(0, String::len);
-            u64::try_from(id + session).unwrap_or(u64::MAX)
+        let held = if self.body.is_evicted() {
+            0
         } else {
-            body.encoded_len
+            self.body
+                .encoded_len()
+                .saturating_add(RESIDENT_OVERHEAD_BYTES)
         };
-        held.saturating_add(MESSAGE_OVERHEAD_BYTES)
+        held.saturating_add(INDEX_BYTES)
     }
 
     pub(crate) fn delivery(
@@ -326,18 +463,18 @@ impl StoredMessage {
     ) -> Delivery {
         Delivery {
             sequence,
-            payload: self.body.payload.clone(),
-            payload_in_store: self.body.evicted,
-            message_id: self.body.message_id.clone(),
-            session_id: self.body.session_id.clone(),
+            payload: self.body.payload(),
+            payload_in_store: self.body.is_evicted(),
+            message_id: self.body.message_id().cloned(),
+            session_id: self.body.session_id().map(str::to_owned),
             delivery_count: self.delivery_count,
             enqueued_time: self.body.enqueued_time(),
-            time_to_live: self.body.time_to_live,
+            time_to_live: self.body.time_to_live(),
             expires_at: self.body.expires_at(),
             state: self.stage.message_state(),
-            scheduled_enqueue_time: self.body.scheduled_enqueue_time,
+            scheduled_enqueue_time: self.body.scheduled_enqueue_time(),
             lock,
-            dead_letter: self.dead_letter.clone(),
+            dead_letter: self.dead_letter.as_deref().cloned(),
             properties: self.properties.clone(),
         }
     }

@@ -7,7 +7,7 @@ mod common;
 use busbar_core::{
     CoreError, DeadLetterInfo, Delivery, EnqueueOutcome, Entity, EntityConfig, HeldCopies,
     LockToken, MemoryBudget, MessageState, NewMessage, Outcome, Properties, ReceiveMode,
-    SequenceNumber, SubQueue, Timestamp, payload_of,
+    SequenceNumber, SubQueue, Timestamp,
 };
 use bytes::Bytes;
 use common::*;
@@ -340,8 +340,7 @@ fn outcome(code: u8, pick: usize) -> Outcome {
 fn hydrate(store: &SimulatedStore, delivery: &mut Delivery) {
     if delivery.payload_in_store {
         let stored = store.messages[&delivery.sequence.0].0.clone();
-        delivery.payload = payload_of(stored).unwrap();
-        delivery.payload_in_store = false;
+        delivery.fill_from_store(stored).unwrap();
     }
 }
 

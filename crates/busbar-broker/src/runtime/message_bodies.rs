@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use busbar_core::{Delivery, Entity, SequenceNumber, SubQueue, payload_of};
+use busbar_core::{Delivery, Entity, SequenceNumber, SubQueue};
 use busbar_store::{EntityId, MessageKey, MessageReader, StoreError};
 
 use super::metrics::CacheCounters;
@@ -92,8 +92,9 @@ impl MessageBodies {
                 .next()
                 .flatten()
                 .ok_or_else(|| lost(id, delivery.sequence))?;
-            delivery.payload = payload_of(stored).map_err(|_| lost(id, delivery.sequence))?;
-            delivery.payload_in_store = false;
+            delivery
+                .fill_from_store(stored)
+                .map_err(|_| lost(id, delivery.sequence))?;
         }
         Ok(())
     }

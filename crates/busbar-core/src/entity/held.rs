@@ -104,9 +104,9 @@ impl Entity {
     /// Removes a message whose insert was never stored, and forgets its message-id.
     fn drop_unstored(&mut self, queue: SubQueue, sequence: SequenceNumber) {
         if let Some(message) = self.queue_mut(queue).remove(sequence)
-            && let Some(id) = &message.body.message_id
+            && let Some(id) = message.body.message_id()
         {
-            self.duplicates.forget(id, message.body.accepted_time);
+            self.duplicates.forget(id, message.body.accepted_time());
         }
     }
 

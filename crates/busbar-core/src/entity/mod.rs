@@ -271,13 +271,13 @@ impl Entity {
             let stored = StoredMessage {
                 body,
                 delivery_count: 0,
-                dead_letter: message.dead_letter,
+                dead_letter: message.dead_letter.map(Box::new),
                 properties: Properties::new(),
                 stage,
             };
             self.records.push(Record::Insert {
                 sequence,
-                message: stored.body.encoded.clone(),
+                message: stored.body.encoded().cloned().unwrap_or_default(),
                 state: encode_state(&persisted_state(queue, &stored)),
             });
             self.queue_mut(queue).insert(sequence, stored);
@@ -515,7 +515,7 @@ fn persisted_state(queue: SubQueue, message: &StoredMessage) -> PersistedState {
         queue,
         state: message.stage.message_state(),
         delivery_count: message.delivery_count,
-        dead_letter: message.dead_letter.clone(),
+        dead_letter: message.dead_letter.as_deref().cloned(),
         properties: message.properties.clone(),
     }
 }

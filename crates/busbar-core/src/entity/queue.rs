@@ -1,12 +1,13 @@
 //! One sub-queue's messages and the ordered indices that make every operation O(log n): available
-//! messages by sequence number, not-yet-durable ones by sequence number, scheduled ones by
+//! messages by sequence number (marks in the message map), not-yet-durable ones by sequence number, scheduled ones by
 //! activation time, expiring ones by expiry time, and (main queue only) messages by session id.
 
 use super::session_index::SessionIndex;
 use crate::budget::{Charge, MemoryBudget};
 use crate::message::{Stage, StoredMessage};
 use crate::time::{SequenceNumber, Timestamp};
-use std::collections::{BTreeMap, BTreeSet};
+use busbar_seqmap::SequenceMap;
+use std::collections::BTreeSet;
 use std::ops::RangeFrom;
 
 /// A sub-queue (the main queue or its dead-letter queue).
@@ -15,8 +16,9 @@ use std::ops::RangeFrom;
 /// `set_stage` change stages, and they keep the indices in step.
 #[derive(Clone, Debug)]
 pub(crate) struct Queue {
-    messages: BTreeMap<SequenceNumber, StoredMessage>,
-    available: BTreeSet<SequenceNumber>,
+    /// Packed 64 sequence numbers to a chunk: a deep backlog's largest part (see busbar-seqmap).
+    /// Its marked entries are the available index.
+    messages: SequenceMap<StoredMessage>,
     pending: BTreeSet<SequenceNumber>,
     scheduled: BTreeSet<(Timestamp, SequenceNumber)>,
     expiry: BTreeSet<(Timestamp, SequenceNumber)>,
@@ -40,8 +42,7 @@ impl Queue {
     /// otherwise the dead-letter sub-queue; its messages are charged to `budget`.
     pub(crate) fn new(main: bool, budget: MemoryBudget) -> Queue {
         Queue {
-            messages: BTreeMap::new(),
-            available: BTreeSet::new(),
+            messages: SequenceMap::new(),
             pending: BTreeSet::new(),
             scheduled: BTreeSet::new(),
             expiry: BTreeSet::new(),
@@ -89,7 +90,7 @@ impl Queue {
     }
 
     pub(crate) fn available_len(&self) -> usize {
-        self.available.len()
+        self.messages.marked_len()
     }
 
     /// Messages waiting for their scheduled enqueue time. O(1).
@@ -108,18 +109,18 @@ impl Queue {
     }
 
     pub(crate) fn get(&self, sequence: SequenceNumber) -> Option<&StoredMessage> {
-        self.messages.get(&sequence)
+        self.messages.get(sequence.0)
     }
 
     /// Mutable access for counters and properties; the stage changes only through `set_stage`.
     pub(crate) fn message_mut(&mut self, sequence: SequenceNumber) -> Option<&mut StoredMessage> {
-        self.messages.get_mut(&sequence)
+        self.messages.get_mut(sequence.0)
     }
 
     pub(crate) fn messages(&self) -> impl Iterator<Item = (SequenceNumber, &StoredMessage)> {
         self.messages
             .iter()
-            .map(|(sequence, message)| (*sequence, message))
+            .map(|(sequence, message)| (SequenceNumber(sequence), message))
     }
 
     pub(crate) fn range(
@@ -127,12 +128,12 @@ impl Queue {
         from: RangeFrom<SequenceNumber>,
     ) -> impl Iterator<Item = (SequenceNumber, &StoredMessage)> {
         self.messages
-            .range(from)
-            .map(|(sequence, message)| (*sequence, message))
+            .range(from.start.0)
+            .map(|(sequence, message)| (SequenceNumber(sequence), message))
     }
 
     pub(crate) fn first_available(&self) -> Option<SequenceNumber> {
-        self.available.first().copied()
+        self.messages.first_marked().map(SequenceNumber)
     }
 
     pub(crate) fn next_activation(&self) -> Option<(Timestamp, SequenceNumber)> {
@@ -187,24 +188,25 @@ impl Queue {
         pop_due(&mut self.expiry, now)
     }
 
-    pub(crate) fn insert(&mut self, sequence: SequenceNumber, message: StoredMessage) {
+    pub(crate) fn insert(&mut self, sequence: SequenceNumber, mut message: StoredMessage) {
         // Sequence numbers are unique per entity; keep the indices right regardless.
         self.remove(sequence);
         let keys = IndexKeys::of(self.expiring, sequence, &message);
-        if let (Some(index), Some(session)) = (&mut self.sessions, &message.body.session_id) {
-            index.add(session, sequence, keys.available.is_some());
+        if let (Some(index), Some(session)) = (&mut self.sessions, message.body.session_name()) {
+            let shared = index.add(session, sequence, keys.available.is_some());
+            message.body.share_session_name(shared);
         }
         self.size_bytes += message.size_bytes();
         self.memory.add(message.memory_bytes());
-        if !message.body.evicted {
+        if !message.body.is_evicted() {
             self.resident.insert(sequence);
         }
-        self.messages.insert(sequence, message);
+        self.messages.insert(sequence.0, message);
         self.apply(keys, true);
     }
 
     pub(crate) fn remove(&mut self, sequence: SequenceNumber) -> Option<StoredMessage> {
-        let message = self.messages.remove(&sequence)?;
+        let message = self.messages.remove(sequence.0)?;
         self.size_bytes -= message.size_bytes();
         self.memory.sub(message.memory_bytes());
         self.resident.remove(&sequence);
@@ -223,7 +225,7 @@ impl Queue {
             if freed >= want {
                 break;
             }
-            let Some(message) = self.messages.get_mut(&sequence) else {
+            let Some(message) = self.messages.get_mut(sequence.0) else {
                 continue;
             };
             if matches!(message.stage, Stage::Pending { .. } | Stage::Held { .. }) {
@@ -252,19 +254,19 @@ impl Queue {
             return Vec::new();
         }
         let mut bytes = 0u64;
-        self.available
-            .iter()
+        self.messages
+            .marked_keys()
+            .map(SequenceNumber)
             .take(max)
             .filter(|sequence| !self.resident.contains(sequence))
             .take_while(|sequence| {
                 let first = bytes == 0;
                 bytes += self
                     .messages
-                    .get(sequence)
-                    .map_or(0, |m| m.body.encoded_len);
+                    .get(sequence.0)
+                    .map_or(0, |m| m.body.encoded_len());
                 first || bytes <= max_bytes
             })
-            .copied()
             .collect()
     }
 
@@ -275,10 +277,10 @@ impl Queue {
         sequence: SequenceNumber,
         encoded: bytes::Bytes,
     ) -> Result<bool, crate::error::CoreError> {
-        let Some(message) = self.messages.get_mut(&sequence) else {
+        let Some(message) = self.messages.get_mut(sequence.0) else {
             return Ok(false);
         };
-        if !message.body.evicted {
+        if !message.body.is_evicted() {
             return Ok(false);
         }
         let before = message.memory_bytes();
@@ -290,7 +292,7 @@ impl Queue {
     }
 
     fn unindex_session(&mut self, sequence: SequenceNumber, message: &StoredMessage) {
-        if let (Some(index), Some(session)) = (&mut self.sessions, &message.body.session_id) {
+        if let (Some(index), Some(session)) = (&mut self.sessions, message.body.session_id()) {
             index.remove(session, sequence, message.stage == Stage::Available);
         }
     }
@@ -308,7 +310,7 @@ impl Queue {
         next: impl FnOnce(Stage) -> Stage,
     ) -> bool {
         let expiring = self.expiring;
-        let Some(message) = self.messages.get_mut(&sequence) else {
+        let Some(message) = self.messages.get_mut(sequence.0) else {
             return false;
         };
         let old = IndexKeys::of(expiring, sequence, message);
@@ -316,7 +318,7 @@ impl Queue {
         let new = IndexKeys::of(expiring, sequence, message);
         let now_available = new.available.is_some();
         if old.available.is_some() != now_available
-            && let (Some(index), Some(session)) = (&mut self.sessions, &message.body.session_id)
+            && let (Some(index), Some(session)) = (&mut self.sessions, message.body.session_id())
         {
             index.set_available(session, sequence, now_available);
         }
@@ -335,7 +337,9 @@ impl Queue {
                 }
             }
         }
-        edit(&mut self.available, keys.available, add);
+        if let Some(sequence) = keys.available {
+            self.messages.mark(sequence.0, add);
+        }
         edit(&mut self.pending, keys.pending, add);
         edit(&mut self.scheduled, keys.scheduled, add);
         edit(&mut self.expiry, keys.expiry, add);
@@ -352,16 +356,19 @@ impl Queue {
     /// the sizes counted are the sums over the messages.
     pub(crate) fn check_indices(&self) -> Result<(), String> {
         let mut expected = Queue::new(self.expiring, MemoryBudget::unlimited());
-        for (sequence, message) in &self.messages {
+        for (sequence, message) in self.messages() {
+            // Unmarked, for the expected stage's mark to be applied.
+            expected.messages.insert(sequence.0, message.clone());
             expected.size_bytes += message.size_bytes();
             expected.memory.add(message.memory_bytes());
-            if !message.body.evicted {
-                expected.resident.insert(*sequence);
+            if !message.body.is_evicted() {
+                expected.resident.insert(sequence);
             }
-            let keys = IndexKeys::of(self.expiring, *sequence, message);
-            if let (Some(index), Some(session)) = (&mut expected.sessions, &message.body.session_id)
+            let keys = IndexKeys::of(self.expiring, sequence, message);
+            if let (Some(index), Some(session)) =
+                (&mut expected.sessions, message.body.session_name())
             {
-                index.add(session, *sequence, keys.available.is_some());
+                index.add(session, sequence, keys.available.is_some());
             }
             expected.apply(keys, true);
         }
@@ -373,7 +380,11 @@ impl Queue {
         if !sessions_agree {
             return Err("session index out of step with message stages".to_owned());
         }
-        if expected.available != self.available {
+        if !expected
+            .messages
+            .marked_keys()
+            .eq(self.messages.marked_keys())
+        {
             return Err("available index out of step with message stages".to_owned());
         }
         if expected.pending != self.pending {

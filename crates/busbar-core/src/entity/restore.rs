@@ -39,9 +39,9 @@ impl Entity {
             }
             let body = decode_body(message)?;
             let persisted = decode_state(&state)?;
-            if let Some(id) = &body.message_id {
+            if let Some(id) = body.message_id() {
                 // A copy: a slice would keep the store's whole read buffer alive.
-                ids.push((body.accepted_time, Bytes::copy_from_slice(id)));
+                ids.push((body.accepted_time(), Bytes::copy_from_slice(id)));
             }
             let stage = match persisted.state {
                 MessageState::Active => Stage::Available,
@@ -52,7 +52,7 @@ impl Entity {
             let stored = StoredMessage {
                 body,
                 delivery_count: persisted.delivery_count,
-                dead_letter: persisted.dead_letter,
+                dead_letter: persisted.dead_letter.map(Box::new),
                 properties: persisted.properties,
                 stage,
             };

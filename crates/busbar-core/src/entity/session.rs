@@ -70,7 +70,7 @@ impl Entity {
 
     /// The session id of a main-queue message, if it is stored and has one.
     pub fn session_of(&self, sequence: SequenceNumber) -> Option<&str> {
-        self.main.get(sequence)?.body.session_id.as_deref()
+        self.main.get(sequence)?.body.session_id()
     }
 
     /// Takes the sessions whose first available message appeared (enqueue, scheduled

@@ -2,8 +2,10 @@
 //! messages are stored and which are available, so "next message of session X" and "peek
 //! session X" are O(log n).
 
+use crate::message::SessionName;
 use crate::time::SequenceNumber;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 /// Sessions of one sub-queue. Only messages that carry a session id appear here.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,30 +17,43 @@ pub(crate) struct SessionIndex {
     woken: HashSet<String>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct SessionEntry {
+    /// The session id, shared by its messages.
+    name: SessionName,
     stored: BTreeSet<SequenceNumber>,
     available: BTreeSet<SequenceNumber>,
 }
 
 impl SessionIndex {
     /// A message of `session` is now stored (`available` says whether it is receivable).
-    pub(crate) fn add(&mut self, session: &str, sequence: SequenceNumber, available: bool) {
-        match self.sessions.get_mut(session) {
+    /// Returns the session's name for the message to share.
+    pub(crate) fn add(
+        &mut self,
+        session: &SessionName,
+        sequence: SequenceNumber,
+        available: bool,
+    ) -> SessionName {
+        let key = session.0.as_str();
+        let name = match self.sessions.get_mut(key) {
             Some(entry) => {
                 entry.stored.insert(sequence);
+                entry.name.clone()
             }
             None => {
                 let entry = SessionEntry {
+                    name: SessionName(Arc::clone(&session.0)),
                     stored: BTreeSet::from([sequence]),
                     available: BTreeSet::new(),
                 };
-                self.sessions.insert(session.to_owned(), entry);
+                self.sessions.insert(key.to_owned(), entry);
+                session.clone()
             }
-        }
+        };
         if available {
-            self.set_available(session, sequence, true);
+            self.set_available(key, sequence, true);
         }
+        name
     }
 
     /// A message of `session` is no longer stored.

@@ -223,7 +223,7 @@ impl Entity {
         let Some(mut message) = self.main.remove(sequence) else {
             return;
         };
-        message.dead_letter = Some(info);
+        message.dead_letter = Some(Box::new(info));
         message.stage = Stage::Available;
         self.dead_letter.insert(sequence, message);
         self.persist(SubQueue::DeadLetter, sequence);
