@@ -110,9 +110,9 @@ impl FileStorage {
                     state,
                 }) => {
                     if let Some(frames) = self.index.message(&key)
-                        && frames.insert == here
+                        && frames.insert() == here
                     {
-                        let state = match frames.update {
+                        let state = match frames.update() {
                             Some(update) => self.state_at(update, victim, &data)?,
                             None => state,
                         };
@@ -126,8 +126,8 @@ impl FileStorage {
                 // Only reachable if an update outlived its insert's segment; kept for safety.
                 Entry::Record(Record::Update { key, state }) => {
                     if let Some(frames) = self.index.message(&key)
-                        && frames.update == Some(here)
-                        && frames.insert.segment != victim
+                        && frames.update() == Some(here)
+                        && frames.insert().segment != victim
                     {
                         live.push(Record::Update { key, state });
                     }

@@ -1,6 +1,7 @@
 //! The in-memory index of where each live record sits, and how many live bytes each segment
 //! holds: what compaction needs to decide what to copy and what to delete.
 
+use busbar_seqmap::SequenceMap;
 use std::collections::BTreeMap;
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -17,26 +18,114 @@ pub(crate) struct Location {
     pub(crate) len: u64,
 }
 
-/// The frames a live message needs: its insert, and its latest update if any.
+/// The frames a live message needs: its insert, and its latest update if any. One per live
+/// message, so packed: a frame's length fits in 32 bits (`MAX_PAYLOAD`), and no update is a
+/// length of zero (a frame has at least its header).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct MessageFrames {
-    pub(crate) insert: Location,
-    pub(crate) update: Option<Location>,
+    insert_segment: u64,
+    insert_offset: u64,
+    update_segment: u64,
+    update_offset: u64,
+    insert_len: u32,
+    update_len: u32,
+}
+
+fn frame_len(location: Location) -> u32 {
+    u32::try_from(location.len).unwrap_or(u32::MAX)
+}
+
+impl MessageFrames {
+    fn new(insert: Location) -> MessageFrames {
+        MessageFrames {
+            insert_segment: insert.segment.0,
+            insert_offset: insert.offset,
+            update_segment: 0,
+            update_offset: 0,
+            insert_len: frame_len(insert),
+            update_len: 0,
+        }
+    }
+
+    pub(crate) fn insert(&self) -> Location {
+        Location {
+            segment: SegmentId(self.insert_segment),
+            offset: self.insert_offset,
+            len: u64::from(self.insert_len),
+        }
+    }
+
+    pub(crate) fn update(&self) -> Option<Location> {
+        (self.update_len != 0).then(|| Location {
+            segment: SegmentId(self.update_segment),
+            offset: self.update_offset,
+            len: u64::from(self.update_len),
+        })
+    }
+
+    /// Records `update` as the latest update, returning the one it replaces.
+    fn replace_update(&mut self, update: Location) -> Option<Location> {
+        let old = self.update();
+        self.update_segment = update.segment.0;
+        self.update_offset = update.offset;
+        self.update_len = frame_len(update).max(1);
+        old
+    }
+}
+
+/// Each live message's frames, by entity and sequence number (packed 64 to a chunk: the store's
+/// part of a deep backlog's per-message memory).
+#[derive(Debug, Default)]
+pub(crate) struct MessageLocations(BTreeMap<EntityId, SequenceMap<MessageFrames>>);
+
+impl MessageLocations {
+    pub(crate) fn get(&self, key: &MessageKey) -> Option<&MessageFrames> {
+        self.0.get(&key.entity)?.get(key.sequence)
+    }
+
+    fn get_mut(&mut self, key: &MessageKey) -> Option<&mut MessageFrames> {
+        self.0.get_mut(&key.entity)?.get_mut(key.sequence)
+    }
+
+    fn insert(&mut self, key: MessageKey, frames: MessageFrames) -> Option<MessageFrames> {
+        self.0.entry(key.entity).or_default().insert(key.sequence, frames)
+    }
+
+    fn remove(&mut self, key: &MessageKey) -> Option<MessageFrames> {
+        let messages = self.0.get_mut(&key.entity)?;
+        let removed = messages.remove(key.sequence);
+        if messages.is_empty() {
+            self.0.remove(&key.entity);
+        }
+        removed
+    }
+
+    /// `entity`'s live messages from sequence number `from` on, in order.
+    pub(crate) fn scan(
+        &self,
+        entity: EntityId,
+        from: i64,
+    ) -> impl Iterator<Item = (i64, &MessageFrames)> {
+        self.0
+            .get(&entity)
+            .into_iter()
+            .flat_map(move |messages| messages.range(from))
+    }
 }
 
 /// Where each live message's frames are, shared between the writer, which changes it, and the
 /// readers, which look messages up in it.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct SharedMessages(Arc<RwLock<BTreeMap<MessageKey, MessageFrames>>>);
+pub(crate) struct SharedMessages(Arc<RwLock<MessageLocations>>);
 
 impl SharedMessages {
     /// The map, for looking up (a panic elsewhere while it was held cannot leave it half
     /// changed: every change is one map operation).
-    pub(crate) fn read(&self) -> RwLockReadGuard<'_, BTreeMap<MessageKey, MessageFrames>> {
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, MessageLocations> {
         self.0.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<MessageKey, MessageFrames>> {
+    fn write(&self) -> RwLockWriteGuard<'_, MessageLocations> {
         self.0.write().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -67,10 +156,7 @@ impl LiveIndex {
         match record {
             Record::Insert { key, .. } => {
                 self.raise_high_water(key.entity, key.sequence);
-                let frames = MessageFrames {
-                    insert: location,
-                    update: None,
-                };
+                let frames = MessageFrames::new(location);
                 self.add_live(location);
                 let old = self.messages.write().insert(*key, frames);
                 if let Some(old) = old {
@@ -82,7 +168,7 @@ impl LiveIndex {
                     .messages
                     .write()
                     .get_mut(key)
-                    .map(|frames| frames.update.replace(location));
+                    .map(|frames| frames.replace_update(location));
                 if let Some(old) = replaced {
                     self.add_live(location);
                     if let Some(old) = old {
@@ -130,8 +216,8 @@ impl LiveIndex {
     }
 
     fn release_message(&mut self, frames: MessageFrames) {
-        self.release(frames.insert);
-        if let Some(update) = frames.update {
+        self.release(frames.insert());
+        if let Some(update) = frames.update() {
             self.release(update);
         }
     }

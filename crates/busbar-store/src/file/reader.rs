@@ -160,7 +160,7 @@ impl MessageReader for FileReader {
         let located = {
             let messages = self.messages.read();
             keys.iter()
-                .map(|key| messages.get(key).map(|frames| self.locate(frames.insert)))
+                .map(|key| messages.get(key).map(|frames| self.locate(frames.insert())))
                 .map(Option::transpose)
                 .collect::<Result<Vec<_>, _>>()?
         };
@@ -181,9 +181,9 @@ impl MessageReader for FileReader {
         let (sequences, located): (Vec<i64>, Vec<Located>) = {
             let messages = self.messages.read();
             messages
-                .range(MessageKey::from_on(entity, from))
+                .scan(entity, from)
                 .take(limit)
-                .map(|(key, frames)| Ok((key.sequence, self.locate(frames.insert)?)))
+                .map(|(sequence, frames)| Ok((sequence, self.locate(frames.insert())?)))
                 .collect::<Result<Vec<_>, StoreError>>()?
                 .into_iter()
                 .unzip()
