@@ -1,8 +1,8 @@
 //! Memory under a backlog, end to end against the real binary with fe2o3-amqp: with `--memory`
 //! (nowhere to evict to) the broker-wide `--memory-budget` refuses sends with
 //! `amqp:resource-limit-exceeded` once the messages held reach it and takes them again once
-//! receivers drain; on disk, a backlog sixteen times the budget is accepted with the broker's
-//! `VmRSS` bounded, survives a SIGKILL and drains in order (its bytes evicted to the store and
+//! receivers drain; on disk, a 1 GiB backlog thirty-two times the budget is accepted with the
+//! broker's `VmRSS` bounded, survives a SIGKILL and drains in order (its bytes evicted to the store and
 //! read back); and a backlog of a few hundred MB within the budget, once drained, gives its
 //! memory back to the system (`VmRSS` falls back near where it started).
 
@@ -21,7 +21,7 @@ use fe2o3_amqp::types::messaging::{Body, Data, Message, Outcome, SerializableBod
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Receiver, Sender};
 use support::client::{connect, step};
-use support::{Broker, scratch_dir, write_config};
+use support::{Broker, scratch_dir, write_config, write_config_with};
 
 /// The body of every message: 64 KiB, as in the backlog the figures in BENCHMARKS.md use.
 const BODY: usize = 64 * 1024;
@@ -176,12 +176,15 @@ async fn a_drained_backlog_gives_its_memory_back() {
     );
 }
 
-/// A backlog sixteen times the budget: 256 MiB of 64 KiB messages under a 16 MiB budget.
-const ON_DISK_MESSAGES: usize = 4096;
-const ON_DISK_BUDGET: &str = "16MiB";
+/// A backlog thirty-two times the budget: 1 GiB of 64 KiB messages under a 32 MiB budget.
+const ON_DISK_MESSAGES: usize = 16_384;
+const ON_DISK_BUDGET: &str = "32MiB";
 /// What the broker may hold beyond its start while the backlog sits on disk: the budget, the
-/// messages in flight and the allocator's slack, far below the backlog's 262,144 KiB.
-const ON_DISK_RSS_BOUND_KIB: u64 = 96 * 1024;
+/// messages in flight and the allocator's slack, far below the backlog's 1,048,576 KiB.
+const ON_DISK_RSS_BOUND_KIB: u64 = 128 * 1024;
+/// Just after a restart, one journal segment's read buffer (64 MiB) more: recovery reads the
+/// journal a segment at a time, and the allocator returns the pages within seconds.
+const RESTART_RSS_BOUND_KIB: u64 = ON_DISK_RSS_BOUND_KIB + 64 * 1024;
 
 /// A numbered 64 KiB body, so the drain can check order and content.
 fn numbered(index: usize) -> String {
@@ -191,7 +194,9 @@ fn numbered(index: usize) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backlog_past_the_budget_is_held_on_disk_and_drains_in_order_after_a_kill() {
     let dir = scratch_dir("backlog-on-disk");
-    let (config, data) = (write_config(&dir, &["q"]), dir.join("data"));
+    // A quota above the 1 GiB backlog and the warm-up message.
+    let queue = ("q", r#"{ "MaxSizeInMegabytes": 2048 }"#);
+    let (config, data) = (write_config_with(&dir, &[queue]), dir.join("data"));
     let flags = ["--memory-budget", ON_DISK_BUDGET];
     let broker = Broker::spawn_with(Some(config.clone()), Some(data.clone()), &flags);
     let (connection, mut session) = connect(&broker, "backlog").await;
@@ -203,7 +208,7 @@ async fn a_backlog_past_the_budget_is_held_on_disk_and_drains_in_order_after_a_k
     let start_kib = broker.rss_kib();
     send_all(&mut sender, ON_DISK_MESSAGES, numbered).await;
     let full_kib = broker.rss_kib();
-    eprintln!("VmRSS {start_kib} KiB at start, {full_kib} KiB holding a 262144 KiB backlog");
+    eprintln!("VmRSS {start_kib} KiB at start, {full_kib} KiB holding a 1048576 KiB backlog");
     assert!(
         full_kib < start_kib + ON_DISK_RSS_BOUND_KIB,
         "VmRSS {full_kib} KiB holding the backlog (start {start_kib} KiB)"
@@ -213,6 +218,10 @@ async fn a_backlog_past_the_budget_is_held_on_disk_and_drains_in_order_after_a_k
     broker.kill();
     let broker = Broker::spawn_with(Some(config), Some(data), &flags);
     let restarted_kib = broker.rss_kib();
+    assert!(
+        restarted_kib < start_kib + RESTART_RSS_BOUND_KIB,
+        "VmRSS {restarted_kib} KiB after the restart (start {start_kib} KiB)"
+    );
     let (_connection, mut session) = connect(&broker, "drain").await;
     let mut receiver = receive_and_delete(&mut session, "q").await;
     step(receiver.set_credit(1)).await.unwrap();

@@ -88,7 +88,10 @@ impl MessageLocations {
     }
 
     fn insert(&mut self, key: MessageKey, frames: MessageFrames) -> Option<MessageFrames> {
-        self.0.entry(key.entity).or_default().insert(key.sequence, frames)
+        self.0
+            .entry(key.entity)
+            .or_default()
+            .insert(key.sequence, frames)
     }
 
     fn remove(&mut self, key: &MessageKey) -> Option<MessageFrames> {
