@@ -85,6 +85,8 @@ enum LinkKind {
     Sender {
         path: EntityPath,
         display: String,
+        /// The largest message it takes: its entity's limit when it attached.
+        max_message_size: u64,
         /// Its sends not answered yet, which its credit follows.
         window: send_window::SendWindow,
     },
