@@ -432,6 +432,7 @@ fn a_split_delivery_trickles_out_frame_by_frame_and_a_detach_waits_behind_it() {
 fn incomplete_deliveries_share_one_connection_wide_budget() {
     let config = ConnectionConfig {
         max_reassembly_bytes: 100,
+        max_message_size: 100,
         ..ConnectionConfig::default()
     };
     let mut peer = Peer::new(config);
@@ -475,6 +476,37 @@ fn incomplete_deliveries_share_one_connection_wide_budget() {
         .collect();
     assert_eq!(sizes, [70, 95]);
     assert_eq!(peer.conn.state(), ConnectionState::Opened);
+}
+
+#[test]
+fn a_link_whose_limit_is_above_the_budget_reassembles_one_message_up_to_it() {
+    let config = ConnectionConfig {
+        max_reassembly_bytes: 100,
+        max_message_size: 1000,
+        ..ConnectionConfig::default()
+    };
+    let mut peer = Peer::new(config);
+    peer.open(65536, None);
+    peer.begin(1, 100);
+    let link = peer.attach(1, 1, Role::Sender, "large");
+    peer.conn.set_credit(link, 10).unwrap();
+    peer.pull();
+    while peer.unread() > 0 {
+        peer.recv();
+    }
+    peer.send_with_payload(1, transfer(1, Some(0), true), &[1; 400]);
+    peer.send_with_payload(1, transfer(1, None, true), &[1; 400]);
+    peer.send_with_payload(1, transfer(1, None, false), &[1; 200]);
+    let sizes: Vec<usize> = peer
+        .events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::Transfer(t) => Some(t.message.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sizes, [1000]);
+    assert_eq!(peer.unread(), 0, "the link stays attached");
 }
 
 #[test]

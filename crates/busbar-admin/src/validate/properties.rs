@@ -409,6 +409,22 @@ mod tests {
     }
 
     #[test]
+    fn max_message_size_is_one_to_premiums_102400_kilobytes() {
+        for (kilobytes, valid) in [(0, false), (1, true), (102_400, true), (102_401, false)] {
+            let queue_properties = QueueProperties {
+                max_message_size_in_kilobytes: kilobytes,
+                ..QueueProperties::default()
+            };
+            assert_eq!(queue("q", &queue_properties).is_ok(), valid, "{kilobytes}");
+            let topic_properties = TopicProperties {
+                max_message_size_in_kilobytes: kilobytes,
+                ..TopicProperties::default()
+            };
+            assert_eq!(topic("t", &topic_properties).is_ok(), valid, "{kilobytes}");
+        }
+    }
+
+    #[test]
     fn other_ranges() {
         let zero_deliveries = QueueProperties {
             max_delivery_count: 0,
