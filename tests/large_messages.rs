@@ -10,12 +10,10 @@ mod support;
 
 use std::time::Duration;
 
-use fe2o3_amqp::link::receiver::CreditMode;
-use fe2o3_amqp::types::definitions::SenderSettleMode;
+use fe2o3_amqp::Sender;
 use fe2o3_amqp::types::messaging::{Data, Message, Outcome};
 use fe2o3_amqp::types::primitives::Binary;
-use fe2o3_amqp::{Receiver, Sender};
-use support::client::connect;
+use support::client::{connect, receive_and_delete, step_within};
 use support::{Broker, scratch_dir, write_config_with};
 
 /// Each message's body: 50 MB.
@@ -31,9 +29,7 @@ const RSS_BOUND_KIB: u64 = 320 * 1024;
 const STEP: Duration = Duration::from_secs(60);
 
 async fn step<T>(future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(STEP, future)
-        .await
-        .expect("client step timed out")
+    step_within(STEP, future).await
 }
 
 /// The body of message `index`: its number, then a byte that differs from one message to the
@@ -80,16 +76,7 @@ async fn a_1_gb_backlog_of_50_mb_messages_stays_on_disk_and_drains_intact() {
     };
     let ((), filling_kib) = peak_rss(&broker, fill).await;
 
-    let mut receiver = step(
-        Receiver::builder()
-            .name("drain")
-            .source("q")
-            .sender_settle_mode(SenderSettleMode::Settled)
-            .credit_mode(CreditMode::Manual)
-            .attach(&mut session),
-    )
-    .await
-    .unwrap();
+    let mut receiver = receive_and_delete(&mut session, "q").await;
     step(receiver.set_credit(1)).await.unwrap();
     let warm_up = step(receiver.recv::<String>()).await.unwrap();
     assert_eq!(warm_up.body(), "warm-up");

@@ -466,16 +466,19 @@ fn incomplete_deliveries_share_one_connection_wide_budget() {
     peer.send_with_payload(1, transfer(1, None, false), &[1; 10]);
     peer.send_with_payload(1, transfer(1, Some(1), true), &[3; 90]);
     peer.send_with_payload(1, transfer(1, None, false), &[3; 5]);
-    let sizes: Vec<usize> = peer
-        .events()
+    assert_eq!(transferred_sizes(&mut peer), [70, 95]);
+    assert_eq!(peer.conn.state(), ConnectionState::Opened);
+}
+
+/// The sizes of the messages the engine reported since the last look.
+fn transferred_sizes(peer: &mut Peer) -> Vec<usize> {
+    peer.events()
         .into_iter()
         .filter_map(|event| match event {
             Event::Transfer(t) => Some(t.message.len()),
             _ => None,
         })
-        .collect();
-    assert_eq!(sizes, [70, 95]);
-    assert_eq!(peer.conn.state(), ConnectionState::Opened);
+        .collect()
 }
 
 #[test]
@@ -485,27 +488,13 @@ fn a_link_whose_limit_is_above_the_budget_reassembles_one_message_up_to_it() {
         max_message_size: 1000,
         ..ConnectionConfig::default()
     };
-    let mut peer = Peer::new(config);
-    peer.open(65536, None);
-    peer.begin(1, 100);
-    let link = peer.attach(1, 1, Role::Sender, "large");
+    let (mut peer, link) = sending_client(config);
     peer.conn.set_credit(link, 10).unwrap();
-    peer.pull();
-    while peer.unread() > 0 {
-        peer.recv();
-    }
+    expect_flow(&mut peer);
     peer.send_with_payload(1, transfer(1, Some(0), true), &[1; 400]);
     peer.send_with_payload(1, transfer(1, None, true), &[1; 400]);
     peer.send_with_payload(1, transfer(1, None, false), &[1; 200]);
-    let sizes: Vec<usize> = peer
-        .events()
-        .into_iter()
-        .filter_map(|event| match event {
-            Event::Transfer(t) => Some(t.message.len()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(sizes, [1000]);
+    assert_eq!(transferred_sizes(&mut peer), [1000]);
     assert_eq!(peer.unread(), 0, "the link stays attached");
 }
 
