@@ -76,7 +76,8 @@ impl BrokerConnection {
     ) -> Result<(LinkKind, AttachReply), BrokerError> {
         // Transactions are declared and discharged on a link to the coordinator.
         // Request, reply and coordinator links carry requests and responses, never larger than
-        // the connection reads whole; entity links carry their entity's limit.
+        // the connection reads whole (a `$management` request up to its entity's limit more);
+        // entity links carry their entity's limit.
         let reply = AttachReply {
             max_message_size: Some(MAX_TRANSFER_SIZE),
             ..AttachReply::echo(request)
@@ -92,6 +93,7 @@ impl BrokerConnection {
                 LinkKind::Requests {
                     node: RequestNode::Cbs,
                     node_key,
+                    max_message_size: MAX_TRANSFER_SIZE,
                 },
                 reply,
             )),
@@ -113,6 +115,8 @@ impl BrokerConnection {
             }
             (Role::Sender, Address::Management(node)) => {
                 let (entity, sub_queue, topic) = self.management_node_of(&node)?;
+                let registry = self.shared.registry.current();
+                let max_message_size = MAX_TRANSFER_SIZE + registry.max_message_size(&node.path);
                 Ok((
                     LinkKind::Requests {
                         node: RequestNode::Management {
@@ -121,8 +125,12 @@ impl BrokerConnection {
                             topic,
                         },
                         node_key,
+                        max_message_size,
                     },
-                    reply,
+                    AttachReply {
+                        max_message_size: Some(max_message_size),
+                        ..reply
+                    },
                 ))
             }
             (Role::Sender, Address::Entity(via)) => {

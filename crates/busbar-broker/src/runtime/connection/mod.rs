@@ -96,6 +96,9 @@ enum LinkKind {
     Requests {
         node: RequestNode,
         node_key: String,
+        /// The largest request it takes: 1 MiB, plus its entity's message size limit on a
+        /// `$management` node (a request may carry a message to schedule).
+        max_message_size: u64,
     },
     Replies(ReplyLink),
     /// The client declares and discharges transactions here (target `amqp:coordinator`).
