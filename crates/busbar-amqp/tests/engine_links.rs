@@ -568,3 +568,38 @@ fn a_detached_links_held_back_transfers_release_their_budget() {
         .send_transfer(other, delivery(b"b", Bytes::from(vec![0; 900])))
         .unwrap();
 }
+
+#[test]
+fn a_delivery_past_the_receivers_max_message_size_is_refused_unless_sending_it_is_asked() {
+    for honour in [true, false] {
+        let config = ConnectionConfig {
+            honour_peer_max_message_size: honour,
+            ..ConnectionConfig::default()
+        };
+        let mut peer = Peer::new(config);
+        peer.open(65536, None);
+        peer.begin(1, 65536);
+        let mut attach = attach_frame(1, Role::Receiver, "q");
+        attach.max_message_size = Some(10);
+        peer.send(1, attach);
+        let Some(Event::AttachRequested(request)) = peer.events().pop() else {
+            panic!("expected AttachRequested");
+        };
+        peer.conn
+            .accept_attach(request.link, AttachReply::echo(&request))
+            .unwrap();
+        assert!(matches!(peer.recv_performative(), Performative::Attach(_)));
+        peer.flow(1, 1, Some(0), 1, false);
+        let sent = peer
+            .conn
+            .send_transfer(request.link, delivery(b"big", Bytes::from(vec![7; 100])));
+        if honour {
+            assert_eq!(
+                sent,
+                Err(EngineError::MessageTooLarge { size: 100, max: 10 })
+            );
+        } else {
+            assert_eq!(sent, Ok(DeliveryId(0)));
+        }
+    }
+}
