@@ -15,12 +15,11 @@ use std::time::{Duration, Instant};
 
 use fe2o3_amqp::link::SendError;
 use fe2o3_amqp::link::delivery::{DeliveryFut, Sendable};
-use fe2o3_amqp::link::receiver::CreditMode;
-use fe2o3_amqp::types::definitions::{AmqpError, ErrorCondition, SenderSettleMode};
+use fe2o3_amqp::types::definitions::{AmqpError, ErrorCondition};
 use fe2o3_amqp::types::messaging::{Body, Data, Message, Outcome, SerializableBody};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Receiver, Sender};
-use support::client::{connect, step};
+use support::client::{connect, receive_and_delete, step};
 use support::{Broker, scratch_dir, write_config, write_config_with};
 
 /// The body of every message: 64 KiB, as in the backlog the figures in BENCHMARKS.md use.
@@ -30,23 +29,6 @@ fn body_message() -> Message<Data> {
     Message::builder()
         .data(Binary::from(vec![0x5a; BODY]))
         .build()
-}
-
-/// A receive-and-delete receiver on `address` with `credit`, topped up by hand.
-async fn receive_and_delete(
-    session: &mut fe2o3_amqp::session::SessionHandle<()>,
-    address: &str,
-) -> Receiver {
-    step(
-        Receiver::builder()
-            .name("drain")
-            .source(address)
-            .sender_settle_mode(SenderSettleMode::Settled)
-            .credit_mode(CreditMode::Manual)
-            .attach(session),
-    )
-    .await
-    .unwrap()
 }
 
 /// Receives and deletes exactly `count` messages.

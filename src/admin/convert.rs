@@ -49,7 +49,8 @@ pub(crate) fn queue_config(name: &str, properties: &QueueProperties) -> (QueueCo
             enabled: properties.requires_duplicate_detection,
             history_time_window: properties.duplicate_detection_history_time_window.to_std(),
         },
-        max_size_in_megabytes: megabytes(properties.max_size_in_megabytes),
+        max_size_in_megabytes: saturated(properties.max_size_in_megabytes),
+        max_message_size_in_kilobytes: saturated(properties.max_message_size_in_kilobytes),
         status: broker_status(properties.status),
     };
     let runtime = QueueRuntimeProperties {
@@ -92,7 +93,8 @@ pub(crate) fn topic_config(name: &str, properties: &TopicProperties) -> (TopicCo
             enabled: properties.requires_duplicate_detection,
             history_time_window: properties.duplicate_detection_history_time_window.to_std(),
         },
-        max_size_in_megabytes: megabytes(properties.max_size_in_megabytes),
+        max_size_in_megabytes: saturated(properties.max_size_in_megabytes),
+        max_message_size_in_kilobytes: saturated(properties.max_message_size_in_kilobytes),
         status: broker_status(properties.status),
         subscriptions: Vec::new(),
     };
@@ -115,6 +117,7 @@ pub(crate) fn topic_entry(state: TopicState) -> TopicEntry {
         _ => TopicProperties {
             default_message_time_to_live: span(state.config.default_message_time_to_live),
             max_size_in_megabytes: u64::from(state.config.max_size_in_megabytes),
+            max_message_size_in_kilobytes: u64::from(state.config.max_message_size_in_kilobytes),
             requires_duplicate_detection: state.config.duplicate_detection.enabled,
             duplicate_detection_history_time_window: span(
                 state.config.duplicate_detection.history_time_window,
@@ -376,6 +379,7 @@ fn configured_queue(config: &QueueConfig) -> QueueProperties {
     QueueProperties {
         lock_duration: span(config.delivery.lock_duration),
         max_size_in_megabytes: u64::from(config.max_size_in_megabytes),
+        max_message_size_in_kilobytes: u64::from(config.max_message_size_in_kilobytes),
         requires_duplicate_detection: config.duplicate_detection.enabled,
         requires_session: config.delivery.requires_session,
         default_message_time_to_live: span(config.delivery.default_message_time_to_live),
@@ -449,7 +453,8 @@ fn span(duration: Duration) -> TimeSpan {
         .min(TimeSpan::MAX)
 }
 
-fn megabytes(value: u64) -> u32 {
+/// A size the API sent (validated within range) as the broker keeps it.
+fn saturated(value: u64) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
 

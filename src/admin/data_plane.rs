@@ -9,7 +9,7 @@ use busbar_admin::data_plane::{
 use busbar_amqp::message::Message;
 use busbar_broker::BrokerError;
 use busbar_broker::errors::{ErrorScope, TrackingId};
-use busbar_broker::runtime::{LockedMessageAction, MAX_MESSAGE_SIZE};
+use busbar_broker::runtime::LockedMessageAction;
 use busbar_core::LockToken;
 
 use super::BrokerNamespace;
@@ -78,8 +78,8 @@ impl DataPlane for BrokerNamespace {
             .map_err(|error| self.data_plane_error(&error, entity))
     }
 
-    fn max_message_size(&self) -> usize {
-        usize::try_from(MAX_MESSAGE_SIZE).unwrap_or(usize::MAX)
+    fn max_message_size(&self, entity: &str) -> usize {
+        usize::try_from(self.control.max_message_size(entity)).unwrap_or(usize::MAX)
     }
 }
 

@@ -122,6 +122,8 @@ QUEUES = {
     "q-metrics": {},
     "q-metrics-session": {"RequiresSession": True},
     "q-metrics-session-clock": {"RequiresSession": True, "LockDuration": "PT1M"},
+    # Premium's larger message limit, configured (test_large_messages.py).
+    "q-large-configured": {"MaxMessageSizeInKilobytes": 1024},
     # Status is read from Config.json as Service Bus's ARM templates name it (test_entity_status.py).
     "q-status-configured": {"Status": "Disabled"},
 }

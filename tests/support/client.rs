@@ -7,7 +7,7 @@ use std::time::Duration;
 use fe2o3_amqp::connection::ConnectionHandle;
 use fe2o3_amqp::link::receiver::CreditMode;
 use fe2o3_amqp::session::SessionHandle;
-use fe2o3_amqp::types::definitions::ReceiverSettleMode;
+use fe2o3_amqp::types::definitions::{ReceiverSettleMode, SenderSettleMode};
 use fe2o3_amqp::types::messaging::Outcome;
 use fe2o3_amqp::{Connection, Receiver, Sender, Session};
 
@@ -18,9 +18,29 @@ const STEP: Duration = Duration::from_secs(20);
 
 /// Awaits `future`, failing the test if it takes longer than [`STEP`].
 pub async fn step<T>(future: impl Future<Output = T>) -> T {
-    tokio::time::timeout(STEP, future)
+    step_within(STEP, future).await
+}
+
+/// Awaits `future`, failing the test if it takes longer than `limit` (a step that moves more
+/// than a usual one).
+pub async fn step_within<T>(limit: Duration, future: impl Future<Output = T>) -> T {
+    tokio::time::timeout(limit, future)
         .await
         .expect("client step timed out")
+}
+
+/// A receive-and-delete receiver on `address` whose credit the test sets by hand.
+pub async fn receive_and_delete(session: &mut SessionHandle<()>, address: &str) -> Receiver {
+    step(
+        Receiver::builder()
+            .name("drain")
+            .source(address)
+            .sender_settle_mode(SenderSettleMode::Settled)
+            .credit_mode(CreditMode::Manual)
+            .attach(session),
+    )
+    .await
+    .unwrap()
 }
 
 /// A connection to `broker` (SASL PLAIN with the emulator key) and one session on it.

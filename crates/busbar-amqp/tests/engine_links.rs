@@ -432,6 +432,7 @@ fn a_split_delivery_trickles_out_frame_by_frame_and_a_detach_waits_behind_it() {
 fn incomplete_deliveries_share_one_connection_wide_budget() {
     let config = ConnectionConfig {
         max_reassembly_bytes: 100,
+        max_message_size: 100,
         ..ConnectionConfig::default()
     };
     let mut peer = Peer::new(config);
@@ -465,16 +466,36 @@ fn incomplete_deliveries_share_one_connection_wide_budget() {
     peer.send_with_payload(1, transfer(1, None, false), &[1; 10]);
     peer.send_with_payload(1, transfer(1, Some(1), true), &[3; 90]);
     peer.send_with_payload(1, transfer(1, None, false), &[3; 5]);
-    let sizes: Vec<usize> = peer
-        .events()
+    assert_eq!(transferred_sizes(&mut peer), [70, 95]);
+    assert_eq!(peer.conn.state(), ConnectionState::Opened);
+}
+
+/// The sizes of the messages the engine reported since the last look.
+fn transferred_sizes(peer: &mut Peer) -> Vec<usize> {
+    peer.events()
         .into_iter()
         .filter_map(|event| match event {
             Event::Transfer(t) => Some(t.message.len()),
             _ => None,
         })
-        .collect();
-    assert_eq!(sizes, [70, 95]);
-    assert_eq!(peer.conn.state(), ConnectionState::Opened);
+        .collect()
+}
+
+#[test]
+fn a_link_whose_limit_is_above_the_budget_reassembles_one_message_up_to_it() {
+    let config = ConnectionConfig {
+        max_reassembly_bytes: 100,
+        max_message_size: 1000,
+        ..ConnectionConfig::default()
+    };
+    let (mut peer, link) = sending_client(config);
+    peer.conn.set_credit(link, 10).unwrap();
+    expect_flow(&mut peer);
+    peer.send_with_payload(1, transfer(1, Some(0), true), &[1; 400]);
+    peer.send_with_payload(1, transfer(1, None, true), &[1; 400]);
+    peer.send_with_payload(1, transfer(1, None, false), &[1; 200]);
+    assert_eq!(transferred_sizes(&mut peer), [1000]);
+    assert_eq!(peer.unread(), 0, "the link stays attached");
 }
 
 #[test]
@@ -546,4 +567,39 @@ fn a_detached_links_held_back_transfers_release_their_budget() {
     peer.conn
         .send_transfer(other, delivery(b"b", Bytes::from(vec![0; 900])))
         .unwrap();
+}
+
+#[test]
+fn a_delivery_past_the_receivers_max_message_size_is_refused_unless_sending_it_is_asked() {
+    for honour in [true, false] {
+        let config = ConnectionConfig {
+            honour_peer_max_message_size: honour,
+            ..ConnectionConfig::default()
+        };
+        let mut peer = Peer::new(config);
+        peer.open(65536, None);
+        peer.begin(1, 65536);
+        let mut attach = attach_frame(1, Role::Receiver, "q");
+        attach.max_message_size = Some(10);
+        peer.send(1, attach);
+        let Some(Event::AttachRequested(request)) = peer.events().pop() else {
+            panic!("expected AttachRequested");
+        };
+        peer.conn
+            .accept_attach(request.link, AttachReply::echo(&request))
+            .unwrap();
+        assert!(matches!(peer.recv_performative(), Performative::Attach(_)));
+        peer.flow(1, 1, Some(0), 1, false);
+        let sent = peer
+            .conn
+            .send_transfer(request.link, delivery(b"big", Bytes::from(vec![7; 100])));
+        if honour {
+            assert_eq!(
+                sent,
+                Err(EngineError::MessageTooLarge { size: 100, max: 10 })
+            );
+        } else {
+            assert_eq!(sent, Ok(DeliveryId(0)));
+        }
+    }
 }

@@ -51,6 +51,14 @@ fn service_bus_limits_on_queue_properties() {
             r#"queue "orders": MaxSizeInMegabytes 0 is below the minimum of 1"#,
         ),
         (
+            r#""MaxMessageSizeInKilobytes": 0"#,
+            r#"queue "orders": MaxMessageSizeInKilobytes 0 is below the minimum of 1"#,
+        ),
+        (
+            r#""MaxMessageSizeInKilobytes": 102401"#,
+            r#"queue "orders": MaxMessageSizeInKilobytes 102401 is above the maximum of 102400"#,
+        ),
+        (
             r#""MaxDeliveryCount": "3""#,
             r#"queue "orders": MaxDeliveryCount must be a whole number, found "3""#,
         ),

@@ -86,6 +86,19 @@ fn max_size_in_megabytes_is_read_on_queues_and_topics_and_defaults_to_1024() {
 }
 
 #[test]
+fn max_message_size_in_kilobytes_is_read_on_queues_and_topics_and_defaults_to_256() {
+    let text = r#"{"UserConfig": {"Namespaces": [{"Name": "sbemulatorns",
+        "Queues": [{"Name": "large", "Properties": {"MaxMessageSizeInKilobytes": 102400}},
+                   {"Name": "plain"}],
+        "Topics": [{"Name": "t", "Properties": {"MaxMessageSizeInKilobytes": 1024},
+                    "Subscriptions": [{"Name": "s"}]}]}]}}"#;
+    let namespace = config::parse(text, "config.json").unwrap().namespace;
+    assert_eq!(namespace.queues[0].max_message_size_in_kilobytes, 102_400);
+    assert_eq!(namespace.queues[1].max_message_size_in_kilobytes, 256);
+    assert_eq!(namespace.topics[0].max_message_size_in_kilobytes, 1024);
+}
+
+#[test]
 fn every_property_is_read_and_emulator_quotas_are_not_imposed() {
     let config = config::load_file(&fixture("full-config.json")).unwrap();
     let namespace = &config.namespace;

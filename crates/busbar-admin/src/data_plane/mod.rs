@@ -118,8 +118,8 @@ pub trait DataPlane: Send + Sync + 'static {
         async { Err(DataPlaneError::not_served()) }
     }
 
-    /// The largest request body a send may have (Service Bus's message size limit).
-    fn max_message_size(&self) -> usize {
+    /// The largest request body a send to `entity` may have (its message size limit).
+    fn max_message_size(&self, _entity: &str) -> usize {
         256 * 1024
     }
 }

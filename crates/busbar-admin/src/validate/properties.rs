@@ -1,8 +1,9 @@
 //! Property values as Service Bus accepts them (admin-api.md §7, .NET
 //! `AdministrationClientConstants`): LockDuration 5 s–5 min, DefaultMessageTimeToLive ≥ 1 s,
 //! AutoDeleteOnIdle ≥ 5 min, DuplicateDetectionHistoryTimeWindow 20 s–7 days, MaxDeliveryCount
-//! ≥ 1, UserMetadata ≤ 1024 characters, SQL expressions ≤ 1024 characters; create-only
-//! properties that an update may not change; and the entities forwarding properties name.
+//! ≥ 1, MaxMessageSizeInKilobytes 1–102,400, UserMetadata ≤ 1024 characters, SQL expressions
+//! ≤ 1024 characters; create-only properties that an update may not change; and the entities
+//! forwarding properties name.
 
 use super::ValidationError;
 use super::names::{entity_name, rule_name};
@@ -35,6 +36,8 @@ const DUPLICATE_DETECTION_WINDOW: Range = Range {
     max: TimeSpan::from_secs(7 * 24 * 60 * 60),
     expected: "between PT20S and P7D",
 };
+/// Largest `MaxMessageSizeInKilobytes` (Premium's 100 MiB).
+const MAX_MESSAGE_SIZE_IN_KILOBYTES: u64 = 102_400;
 /// Longest `UserMetadata` (.NET `MaxUserMetadataLength`).
 const MAX_USER_METADATA_CHARS: usize = 1024;
 /// Longest SQL filter or action expression (the service's quota).
@@ -76,10 +79,7 @@ pub fn queue(name: &str, queue: &QueueProperties) -> Result<(), ValidationError>
     DUPLICATE_DETECTION_WINDOW.check(queue.duplicate_detection_history_time_window)?;
     max_delivery_count(queue.max_delivery_count)?;
     positive("MaxSizeInMegabytes", queue.max_size_in_megabytes)?;
-    positive(
-        "MaxMessageSizeInKilobytes",
-        queue.max_message_size_in_kilobytes,
-    )?;
+    max_message_size(queue.max_message_size_in_kilobytes)?;
     settable_status(queue.status, QUEUE_STATUSES)?;
     user_metadata(queue.user_metadata.as_deref())?;
     forwards(
@@ -100,10 +100,7 @@ pub fn topic(name: &str, topic: &TopicProperties) -> Result<(), ValidationError>
     AUTO_DELETE_ON_IDLE.check(topic.auto_delete_on_idle)?;
     DUPLICATE_DETECTION_WINDOW.check(topic.duplicate_detection_history_time_window)?;
     positive("MaxSizeInMegabytes", topic.max_size_in_megabytes)?;
-    positive(
-        "MaxMessageSizeInKilobytes",
-        topic.max_message_size_in_kilobytes,
-    )?;
+    max_message_size(topic.max_message_size_in_kilobytes)?;
     settable_status(topic.status, TOPIC_STATUSES)?;
     user_metadata(topic.user_metadata.as_deref())?;
     forwards(Some(name), [("ForwardTo", &topic.forward_to)])
@@ -238,6 +235,21 @@ fn max_delivery_count(count: u32) -> Result<(), ValidationError> {
         Ok(())
     } else {
         Err(out_of_range("MaxDeliveryCount", "at least 1", count))
+    }
+}
+
+/// `MaxMessageSizeInKilobytes`: Service Bus Premium takes 1,024 to 102,400 (Standard only its
+/// fixed 256); Busbar, with one tier, takes 1 to 102,400 so that Standard's default stays and
+/// any smaller limit can be set too.
+fn max_message_size(kilobytes: u64) -> Result<(), ValidationError> {
+    if (1..=MAX_MESSAGE_SIZE_IN_KILOBYTES).contains(&kilobytes) {
+        Ok(())
+    } else {
+        Err(out_of_range(
+            "MaxMessageSizeInKilobytes",
+            "between 1 and 102400",
+            kilobytes,
+        ))
     }
 }
 
@@ -393,6 +405,22 @@ mod tests {
                 ..TopicProperties::default()
             };
             assert_eq!(topic("t", &properties).is_ok(), valid, "{seconds} s");
+        }
+    }
+
+    #[test]
+    fn max_message_size_is_one_to_premiums_102400_kilobytes() {
+        for (kilobytes, valid) in [(0, false), (1, true), (102_400, true), (102_401, false)] {
+            let queue_properties = QueueProperties {
+                max_message_size_in_kilobytes: kilobytes,
+                ..QueueProperties::default()
+            };
+            assert_eq!(queue("q", &queue_properties).is_ok(), valid, "{kilobytes}");
+            let topic_properties = TopicProperties {
+                max_message_size_in_kilobytes: kilobytes,
+                ..TopicProperties::default()
+            };
+            assert_eq!(topic("t", &topic_properties).is_ok(), valid, "{kilobytes}");
         }
     }
 

@@ -21,11 +21,17 @@ pub struct ConnectionConfig {
     pub incoming_window: u32,
     /// Hard cap on an incoming message, whatever a link's own max-message-size says.
     pub max_message_size: u64,
+    /// Whether `send_transfer` refuses a message larger than the max-message-size the peer's
+    /// receiving link advertised (as AMQP asks), or sends it anyway (as Service Bus does: the
+    /// Python SDK's receivers advertise 1 MiB and take Premium's 100 MB messages).
+    pub honour_peer_max_message_size: bool,
     /// Bytes of outgoing transfers held back by session windows, across the connection, before
     /// `send_transfer` refuses with back-pressure.
     pub max_buffered_outgoing: usize,
-    /// Bytes of incomplete (multi-frame) incoming deliveries held across the connection; a
-    /// delivery that would grow past it ends its link with `amqp:resource-limit-exceeded`.
+    /// Bytes of incomplete (multi-frame) incoming deliveries held across the connection, raised
+    /// for a delivery to its link's max-message-size when that is larger (so one message up to
+    /// the link's limit always fits); a delivery that would grow past it ends its link with
+    /// `amqp:resource-limit-exceeded`.
     pub max_reassembly_bytes: usize,
     /// Deliveries a peer may send beyond its credit before the link is detached (Python's
     /// sender ignores credit).
@@ -52,6 +58,7 @@ impl Default for ConnectionConfig {
             idle_time_out: Duration::from_secs(240),
             incoming_window: 5000,
             max_message_size: 1024 * 1024,
+            honour_peer_max_message_size: true,
             max_buffered_outgoing: 4 * 1024 * 1024,
             max_reassembly_bytes: 8 * 1024 * 1024,
             uncredited_transfer_allowance: 1000,

@@ -451,10 +451,7 @@ impl Connection {
             buf: &mut self.outbox,
             events: &mut self.events,
             max_frame_size: self.peer_max_frame_size,
-            incoming_room: self
-                .config
-                .max_reassembly_bytes
-                .saturating_sub(others_incoming),
+            incoming_elsewhere: others_incoming,
             outgoing_room: self
                 .config
                 .max_buffered_outgoing

@@ -142,8 +142,8 @@ impl Connection {
         link: LinkId,
         delivery: OutgoingDelivery,
     ) -> Result<DeliveryId, EngineError> {
-        self.on_link(link, |session, _, out| {
-            session.send_transfer(link.key, delivery, out)
+        self.on_link(link, |session, config, out| {
+            session.send_transfer(link.key, delivery, config, out)
         })
     }
 

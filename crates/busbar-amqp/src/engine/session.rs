@@ -34,9 +34,8 @@ pub(crate) struct Output<'a> {
     pub(crate) events: &'a mut VecDeque<Event>,
     /// The peer's max-frame-size: no frame we write may be larger.
     pub(crate) max_frame_size: u32,
-    /// Bytes of incomplete incoming deliveries this session may hold (the connection's budget
-    /// less what other sessions hold).
-    pub(crate) incoming_room: usize,
+    /// Bytes of incomplete incoming deliveries the other sessions of the connection hold.
+    pub(crate) incoming_elsewhere: usize,
     /// Bytes of held-back outgoing transfers this session may hold, likewise.
     pub(crate) outgoing_room: usize,
 }

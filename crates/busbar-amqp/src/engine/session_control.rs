@@ -176,6 +176,7 @@ impl Session {
         &mut self,
         key: SlotKey,
         delivery: OutgoingDelivery,
+        config: &ConnectionConfig,
         out: &mut Output<'_>,
     ) -> Result<DeliveryId, EngineError> {
         if delivery.tag.len() > MAX_DELIVERY_TAG {
@@ -193,7 +194,10 @@ impl Session {
             return Err(EngineError::WrongRole("send_transfer"));
         };
         let size = u64::try_from(delivery.message.len()).unwrap_or(u64::MAX);
-        if link.peer_max_message_size != 0 && size > link.peer_max_message_size {
+        if config.honour_peer_max_message_size
+            && link.peer_max_message_size != 0
+            && size > link.peer_max_message_size
+        {
             return Err(EngineError::MessageTooLarge {
                 size,
                 max: link.peer_max_message_size,

@@ -278,7 +278,13 @@ impl Session {
             return Ok(());
         }
         if transfer.more {
-            if self.held_incoming.saturating_add(payload.len()) > out.incoming_room {
+            // The connection's reassembly budget, raised to the link's own limit: a link that
+            // takes messages larger than the budget can hold one whole.
+            let room = config
+                .max_reassembly_bytes
+                .max(usize::try_from(limit).unwrap_or(usize::MAX))
+                .saturating_sub(out.incoming_elsewhere);
+            if self.held_incoming.saturating_add(payload.len()) > room {
                 return self.link_fault(
                     key,
                     condition::RESOURCE_LIMIT_EXCEEDED,

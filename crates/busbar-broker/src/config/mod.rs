@@ -2,7 +2,8 @@
 //!
 //! The file is read exactly as the emulator ships it, `//` comments included. Every property
 //! the emulator's schema lists is understood, plus `MaxSizeInMegabytes` on queues and topics
-//! (Service Bus's size quota, which the emulator fixes at 100 MB) and `Status` on queues, topics
+//! (Service Bus's size quota, which the emulator fixes at 100 MB), `MaxMessageSizeInKilobytes`
+//! on queues and topics (1 to 102,400; the emulator fixes it at 256) and `Status` on queues, topics
 //! and subscriptions (as in Service Bus's ARM `properties.status`); any other is refused, so a
 //! typo cannot be silently ignored. Service Bus's own limits are enforced (lock duration 5 s to 5 min,
 //! MaxDeliveryCount ≥ 1, message TTL 1 s to .NET `TimeSpan.MaxValue`, duplicate-detection
@@ -23,9 +24,11 @@ use std::path::Path;
 
 pub use duration::{DurationError, parse_duration};
 pub use model::{
-    Config, CorrelationFilter, DEFAULT_MAX_SIZE_IN_MEGABYTES, DEFAULT_RULE_NAME, DeliverySettings,
-    DuplicateDetection, LoggingTargets, MATCH_ALL_SQL, NamespaceConfig, PropertyValue, QueueConfig,
-    RuleConfig, RuleFilter, SqlExpression, SubscriptionConfig, TopicConfig,
+    Config, CorrelationFilter, DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES,
+    DEFAULT_MAX_SIZE_IN_MEGABYTES, DEFAULT_RULE_NAME, DeliverySettings, DuplicateDetection,
+    LoggingTargets, MATCH_ALL_SQL, MAX_MESSAGE_SIZE_IN_KILOBYTES, NamespaceConfig, PropertyValue,
+    QueueConfig, RuleConfig, RuleFilter, SqlExpression, SubscriptionConfig, TopicConfig,
+    message_size_limit,
 };
 pub use status::{
     EntityStatus, QUEUE_STATUSES, SUBSCRIPTION_STATUSES, TOPIC_STATUSES,

@@ -15,6 +15,13 @@ pub const DEFAULT_RULE_NAME: &str = "$Default";
 pub const MATCH_ALL_SQL: &str = "1=1";
 /// Service Bus's default `MaxSizeInMegabytes` of queues and topics.
 pub const DEFAULT_MAX_SIZE_IN_MEGABYTES: u32 = 1024;
+/// The default `MaxMessageSizeInKilobytes` of queues and topics: Service Bus Standard's (and
+/// the emulator's) 256 KiB.
+pub const DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES: u32 = 256;
+/// The largest `MaxMessageSizeInKilobytes`: Service Bus Premium's 100 MiB. Busbar has one tier
+/// and accepts any limit from 1 KiB to this (Premium itself takes 1,024–102,400, Standard only
+/// its fixed 256), so a small limit is as easy to try as Premium's largest.
+pub const MAX_MESSAGE_SIZE_IN_KILOBYTES: u32 = 102_400;
 
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +61,10 @@ pub struct QueueConfig {
     pub duplicate_detection: DuplicateDetection,
     /// The size quota (`MaxSizeInMegabytes`, a Busbar extension of the emulator's schema).
     pub max_size_in_megabytes: u32,
+    /// The largest message it takes (`MaxMessageSizeInKilobytes`, a Busbar extension of the
+    /// emulator's schema); definitions stored before it existed read as the default.
+    #[serde(default = "default_max_message_size")]
+    pub max_message_size_in_kilobytes: u32,
     /// Whether it takes sends and hands out messages (`Status`).
     #[serde(default)]
     pub status: EntityStatus,
@@ -71,6 +82,10 @@ pub struct TopicConfig {
     /// The size quota (`MaxSizeInMegabytes`, a Busbar extension of the emulator's schema),
     /// enforced on each subscription's stored messages.
     pub max_size_in_megabytes: u32,
+    /// The largest message it takes (`MaxMessageSizeInKilobytes`), its subscriptions' limit
+    /// too; definitions stored before it existed read as the default.
+    #[serde(default = "default_max_message_size")]
+    pub max_message_size_in_kilobytes: u32,
     /// Whether it takes sends (`Status`); `Disabled` also stops its subscriptions handing out.
     #[serde(default)]
     pub status: EntityStatus,
@@ -215,6 +230,7 @@ impl Config {
                     delivery: delivery.clone(),
                     duplicate_detection,
                     max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
+                    max_message_size_in_kilobytes: DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES,
                     status: EntityStatus::Active,
                 }],
                 topics: vec![TopicConfig {
@@ -222,6 +238,7 @@ impl Config {
                     default_message_time_to_live: delivery.default_message_time_to_live,
                     duplicate_detection,
                     max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
+                    max_message_size_in_kilobytes: DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES,
                     status: EntityStatus::Active,
                     subscriptions: vec![SubscriptionConfig {
                         name: EntityName::from("subscription.1"),
@@ -266,6 +283,16 @@ impl NamespaceConfig {
                 }),
         }
     }
+}
+
+fn default_max_message_size() -> u32 {
+    DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES
+}
+
+/// A `MaxMessageSizeInKilobytes` in bytes.
+pub const fn message_size_limit(kilobytes: u32) -> u64 {
+    // Lossless: `From` is not const.
+    kilobytes as u64 * 1024
 }
 
 /// The emulator's defaults (servicebus-amqp.md §9.4).

@@ -1,6 +1,7 @@
 //! Typed reading of one JSON object of `Config.json`: known properties only, each checked, each
 //! error naming the entity (the scope) and the property.
 
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -176,6 +177,16 @@ impl<'a> Fields<'a> {
 
     /// A whole-number property of at least `min`, or `default` when absent.
     pub(super) fn count_at_least(&self, key: &str, min: u32, default: u32) -> Result<u32, Invalid> {
+        self.count_within(key, min..=u32::MAX, default)
+    }
+
+    /// A whole-number property within `range`, or `default` when absent.
+    pub(super) fn count_within(
+        &self,
+        key: &str,
+        range: RangeInclusive<u32>,
+        default: u32,
+    ) -> Result<u32, Invalid> {
         let Some(value) = self.map.get(key) else {
             return Ok(default);
         };
@@ -188,16 +199,19 @@ impl<'a> Fields<'a> {
                 )));
             }
         };
+        let (min, max) = (*range.start(), *range.end());
         match number.as_u64().map(u32::try_from) {
-            Some(Ok(count)) if count >= min => Ok(count),
+            Some(Ok(count)) if range.contains(&count) => Ok(count),
+            Some(Ok(count)) if count > max => Err(self.above(key, number, max)),
             Some(Ok(_)) | None => {
                 Err(self.invalid(format!("{key} {number} is below the minimum of {min}")))
             }
-            Some(Err(_)) => Err(self.invalid(format!(
-                "{key} {number} is above the maximum of {}",
-                u32::MAX
-            ))),
+            Some(Err(_)) => Err(self.above(key, number, max)),
         }
+    }
+
+    fn above(&self, key: &str, number: &serde_json::Number, max: u32) -> Invalid {
+        self.invalid(format!("{key} {number} is above the maximum of {max}"))
     }
 
     /// An ISO-8601 duration property within `limits`, or the limits' default when absent.

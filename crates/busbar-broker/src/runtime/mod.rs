@@ -49,7 +49,10 @@ pub use entity_task::{SessionHolder, SessionView};
 pub use metrics::{CacheSnapshot, EntityTraffic, MetricsSnapshot};
 
 use crate::auth::SasKeys;
-use crate::config::Config;
+use crate::config::{
+    Config, DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES, MAX_MESSAGE_SIZE_IN_KILOBYTES,
+    message_size_limit,
+};
 use connection::BrokerConnection;
 use control::{ControlState, Definitions};
 use dead_letter_forwarding::DeadLetterForwarding;
@@ -60,10 +63,15 @@ use message_bodies::MessageBodies;
 use metrics::Metrics;
 use topic_schedule::TopicRelease;
 
-/// Service Bus's message size limit (Standard tier, and the emulator's).
-pub const MAX_MESSAGE_SIZE: u64 = 256 * 1024;
-/// The largest transfer a connection reads whole (a `$management` request may carry a batch of
-/// messages to schedule); past it, a transfer's bytes are counted and dropped as they arrive.
+/// The message size limit of a queue or topic that sets none (Service Bus Standard's, and the
+/// emulator's).
+pub const MAX_MESSAGE_SIZE: u64 = message_size_limit(DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES);
+/// The largest limit a queue or topic may set (Premium's 100 MiB): the connection's cap on any
+/// incoming message, whatever its link says.
+pub const LARGEST_MESSAGE_SIZE: u64 = message_size_limit(MAX_MESSAGE_SIZE_IN_KILOBYTES);
+/// The largest request a `$cbs`, `$management` or coordinator link reads whole (a
+/// `$management` request may carry a batch of messages to schedule); past it, a transfer's
+/// bytes are counted and dropped as they arrive.
 pub(crate) const MAX_TRANSFER_SIZE: u64 = 1024 * 1024;
 /// Commands an entity inbox holds before senders wait.
 const ENTITY_INBOX: usize = 1_024;
@@ -114,7 +122,6 @@ pub(crate) struct Shared {
     pub(crate) keys: SasKeys,
     pub(crate) namespace: String,
     pub(crate) clock: Clock,
-    pub(crate) max_message_size: u64,
     /// Where rule changes are persisted (entity tasks hold their own handles).
     pub(crate) store: GroupCommitHandle,
     /// The broker-wide counters.
@@ -255,7 +262,6 @@ where
         keys: config.keys.clone(),
         namespace: config.namespace.name.clone(),
         clock,
-        max_message_size: MAX_MESSAGE_SIZE,
         store: store.clone(),
         metrics,
     });
@@ -283,7 +289,10 @@ async fn serve_until<A: Acceptor + 'static, F: Future<Output = ()>>(
     let driver = DriverConfig {
         engine: ConnectionConfig {
             container_id: "busbar".to_owned(),
-            max_message_size: MAX_TRANSFER_SIZE,
+            max_message_size: LARGEST_MESSAGE_SIZE,
+            // A receiver takes messages up to its entity's limit, as from Service Bus, whatever
+            // its attach advertised (Python's advertises 1 MiB).
+            honour_peer_max_message_size: false,
             ..ConnectionConfig::default()
         },
         command_capacity: CONNECTION_CHANNEL,

@@ -18,11 +18,11 @@ use super::mailbox::EntityCommand;
 use super::metrics::EntityMetrics;
 use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
-use super::topic_schedule;
+use super::{MAX_MESSAGE_SIZE, topic_schedule};
 use crate::address::EntityPath;
 use crate::config::{
     DeliverySettings, DuplicateDetection, EntityStatus, NamespaceConfig, QueueConfig,
-    SubscriptionConfig, TopicConfig, subscription_refuses_receives,
+    SubscriptionConfig, TopicConfig, message_size_limit, subscription_refuses_receives,
 };
 use crate::errors::BrokerError;
 use crate::names::EntityName;
@@ -94,6 +94,8 @@ pub(crate) struct Registry {
     subscriptions: HashMap<(EntityName, EntityName), EntityHandle>,
     /// The status of every entity that is not active (see `status`).
     statuses: HashMap<EntityPath, EntityStatus>,
+    /// `MaxMessageSizeInKilobytes` of every queue and topic, in bytes.
+    message_limits: HashMap<EntityName, u64>,
 }
 
 /// Service Bus forwards over at most this many hops (the configuration checks refuse more).
@@ -116,6 +118,19 @@ impl Registry {
                 .get(&(topic.clone(), subscription.clone()))
                 .map(Resolved::Entity),
         }
+    }
+
+    /// The largest message the queue or topic at `path` takes (a subscription: its topic's);
+    /// an entity this registry does not know gets the default.
+    pub(crate) fn max_message_size(&self, path: &EntityPath) -> u64 {
+        let name = match path {
+            EntityPath::QueueOrTopic(name) => name,
+            EntityPath::Subscription { topic, .. } => topic,
+        };
+        self.message_limits
+            .get(name)
+            .copied()
+            .unwrap_or(MAX_MESSAGE_SIZE)
     }
 
     /// The subscription whose configured path is `path` (an entity handle's path).
@@ -212,18 +227,22 @@ impl Registry {
         self.change_queue(queue);
     }
 
-    /// Routes a queue's sends and applies its status as its (changed) definition says.
+    /// Routes a queue's sends and applies its status and message size limit as its (changed)
+    /// definition says.
     pub(crate) fn change_queue(&mut self, queue: &QueueConfig) {
         match &queue.delivery.forward_to {
             Some(next) => self.queue_forwards.insert(queue.name.clone(), next.clone()),
             None => self.queue_forwards.remove(&queue.name),
         };
         self.set_status(EntityPath::QueueOrTopic(queue.name.clone()), queue.status);
+        let limit = message_size_limit(queue.max_message_size_in_kilobytes);
+        self.message_limits.insert(queue.name.clone(), limit);
     }
 
     /// Removes a deleted queue; returns its handle.
     pub(crate) fn remove_queue(&mut self, name: &EntityName) -> Option<EntityHandle> {
         self.queue_forwards.remove(name);
+        self.message_limits.remove(name);
         self.statuses
             .remove(&EntityPath::QueueOrTopic(name.clone()));
         self.queues.remove(name)
@@ -240,14 +259,17 @@ impl Registry {
         self.change_topic(topic);
     }
 
-    /// Applies a topic's (changed) status.
+    /// Applies a topic's (changed) status and message size limit.
     pub(crate) fn change_topic(&mut self, topic: &TopicConfig) {
         self.set_status(EntityPath::QueueOrTopic(topic.name.clone()), topic.status);
+        let limit = message_size_limit(topic.max_message_size_in_kilobytes);
+        self.message_limits.insert(topic.name.clone(), limit);
     }
 
     /// Removes a deleted topic with its subscriptions; returns its route.
     pub(crate) fn remove_topic(&mut self, name: &EntityName) -> Option<TopicRoute> {
         self.subscriptions.retain(|(topic, _), _| topic != name);
+        self.message_limits.remove(name);
         self.statuses.retain(|path, _| match path {
             EntityPath::QueueOrTopic(entity) => entity != name,
             EntityPath::Subscription { topic, .. } => topic != name,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use busbar_store::{EntityId, Lsn, MetaKey, Recovered, Storage, StoredMessage};
+use busbar_store::{EntityId, Lsn, MetaKey, Record, Recovered, Storage, StoredMessage};
 use bytes::Bytes;
 
 use crate::records::{Backend, ENTITY, compact_fully, insert, key, meta, remove, update};
@@ -181,6 +181,35 @@ pub(crate) fn compaction_preserves_live_state<B: Backend>() {
     assert_eq!(after_restart.meta.len(), 7);
 }
 
+/// A message at Service Bus Premium's largest limit (100 MiB), with room for its envelope.
+const LARGEST_MESSAGE: usize = 100 * 1024 * 1024 + 64 * 1024;
+
+pub(crate) fn a_message_of_the_largest_size_survives_a_restart_whole<B: Backend>() {
+    let mut backend = B::create(false);
+    let message = Bytes::from(vec![0x5a; LARGEST_MESSAGE]);
+    let store = backend.store();
+    store
+        .append(&[
+            Record::Insert {
+                key: key(1),
+                message: message.clone(),
+                state: Bytes::from_static(b"s1"),
+            },
+            insert(2, "small", "s2"),
+        ])
+        .unwrap();
+    store.sync().unwrap();
+    backend.restart();
+    let recovered = backend.store().recover().unwrap();
+    assert!(
+        recovered.messages[&key(1)].message == message,
+        "recovered changed"
+    );
+    assert_eq!(recovered.messages[&key(2)], stored("small", "s2"));
+    let read = backend.store().reader().unwrap().read(&[key(1)]).unwrap();
+    assert!(read[0].as_ref() == Some(&message), "read back changed");
+}
+
 /// Declares one `#[test]` per suite function, run against `$backend`.
 macro_rules! conformance_suite {
     ($backend:ty) => {
@@ -211,6 +240,11 @@ macro_rules! conformance_suite {
         #[test]
         fn compaction_preserves_live_state() {
             $crate::conformance::compaction_preserves_live_state::<$backend>()
+        }
+        #[test]
+        fn a_message_of_the_largest_size_survives_a_restart_whole() {
+            $crate::conformance::a_message_of_the_largest_size_survives_a_restart_whole::<$backend>(
+            )
         }
     };
 }

@@ -99,7 +99,7 @@ async fn send<D: DataPlane>(
     entity: &str,
     body: Incoming,
 ) -> Result<Response<Body>, Refused> {
-    let limit = plane.max_message_size();
+    let limit = plane.max_message_size(entity);
     let body = read_body(body, limit, exchange.deadline)
         .await
         .map_err(|error| Refused {

@@ -15,6 +15,7 @@ use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
 use crate::auth::{AccessRights, Claim};
 use crate::errors::BrokerError;
+use crate::runtime::MAX_TRANSFER_SIZE;
 use crate::runtime::registry::{EntityHandle, Resolved};
 
 /// Credit granted to request and coordinator links and kept topped up.
@@ -74,18 +75,25 @@ impl BrokerConnection {
         raw: &str,
     ) -> Result<(LinkKind, AttachReply), BrokerError> {
         // Transactions are declared and discharged on a link to the coordinator.
+        // Request, reply and coordinator links carry requests and responses, never larger than
+        // the connection reads whole (a `$management` request up to its entity's limit more);
+        // entity links carry their entity's limit.
+        let reply = AttachReply {
+            max_message_size: Some(MAX_TRANSFER_SIZE),
+            ..AttachReply::echo(request)
+        };
         if request.coordinator.is_some() {
-            return Ok((LinkKind::Coordinator, AttachReply::echo(request)));
+            return Ok((LinkKind::Coordinator, reply));
         }
         let address =
             Address::parse(raw).map_err(|error| BrokerError::Argument(error.to_string()))?;
-        let reply = AttachReply::echo(request);
         let node_key = address.to_string().to_ascii_lowercase();
         match (request.role, address) {
             (Role::Sender, Address::Cbs) => Ok((
                 LinkKind::Requests {
                     node: RequestNode::Cbs,
                     node_key,
+                    max_message_size: MAX_TRANSFER_SIZE,
                 },
                 reply,
             )),
@@ -107,6 +115,8 @@ impl BrokerConnection {
             }
             (Role::Sender, Address::Management(node)) => {
                 let (entity, sub_queue, topic) = self.management_node_of(&node)?;
+                let registry = self.shared.registry.current();
+                let max_message_size = MAX_TRANSFER_SIZE + registry.max_message_size(&node.path);
                 Ok((
                     LinkKind::Requests {
                         node: RequestNode::Management {
@@ -115,8 +125,12 @@ impl BrokerConnection {
                             topic,
                         },
                         node_key,
+                        max_message_size,
                     },
-                    reply,
+                    AttachReply {
+                        max_message_size: Some(max_message_size),
+                        ..reply
+                    },
                 ))
             }
             (Role::Sender, Address::Entity(via)) => {
@@ -141,8 +155,9 @@ impl BrokerConnection {
                 if let Some(refusal) = registry.send_refusal(&self.shared.namespace, &node.path) {
                     return Err(refusal);
                 }
+                let max_message_size = registry.max_message_size(&node.path);
                 let reply = AttachReply {
-                    max_message_size: Some(self.shared.max_message_size),
+                    max_message_size: Some(max_message_size),
                     rcv_settle_mode: Some(ReceiverSettleMode::First),
                     ..reply
                 };
@@ -151,6 +166,7 @@ impl BrokerConnection {
                     LinkKind::Sender {
                         path,
                         display,
+                        max_message_size,
                         window: SendWindow::default(),
                     },
                     reply,
@@ -172,6 +188,7 @@ impl BrokerConnection {
                     ReceiveMode::PeekLock
                 };
                 let reply = AttachReply {
+                    max_message_size: Some(registry.max_message_size(&node.path)),
                     rcv_settle_mode: Some(match mode {
                         ReceiveMode::PeekLock => ReceiverSettleMode::Second,
                         ReceiveMode::ReceiveAndDelete => ReceiverSettleMode::First,

@@ -85,6 +85,8 @@ enum LinkKind {
     Sender {
         path: EntityPath,
         display: String,
+        /// The largest message it takes: its entity's limit when it attached.
+        max_message_size: u64,
         /// Its sends not answered yet, which its credit follows.
         window: send_window::SendWindow,
     },
@@ -94,6 +96,9 @@ enum LinkKind {
     Requests {
         node: RequestNode,
         node_key: String,
+        /// The largest request it takes: 1 MiB, plus its entity's message size limit on a
+        /// `$management` node (a request may carry a message to schedule).
+        max_message_size: u64,
     },
     Replies(ReplyLink),
     /// The client declares and discharges transactions here (target `amqp:coordinator`).

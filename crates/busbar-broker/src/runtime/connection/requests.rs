@@ -25,12 +25,18 @@ impl BrokerConnection {
     pub(super) fn request(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
         let (link, delivery_id) = (transfer.link, transfer.delivery_id);
         let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
-        // A request past the link's limit (the connection's cap) cannot be answered on the
-        // reply link (its message-id and reply-to were dropped with it): its delivery is
-        // rejected instead, as soon as it passed the limit.
+        // A request past the link's limit cannot be answered on the reply link (its message-id
+        // and reply-to were dropped with it): its delivery is rejected instead, as soon as it
+        // passed the limit.
+        let limit = match self.links.get(&link) {
+            Some(LinkKind::Requests {
+                max_message_size, ..
+            }) => *max_message_size,
+            _ => MAX_TRANSFER_SIZE,
+        };
         let oversize = transfer
             .oversize
-            .and_then(|size| size_exceeded(&transfer, size, MAX_TRANSFER_SIZE));
+            .and_then(|size| size_exceeded(&transfer, size, limit));
         if !transfer.settled {
             // Requests are accepted as deliveries; errors travel in the response.
             let state = match &oversize {
@@ -52,7 +58,7 @@ impl BrokerConnection {
             return;
         }
         top_up_credit(link, connection);
-        let Some(LinkKind::Requests { node, node_key }) = self.links.get(&link) else {
+        let Some(LinkKind::Requests { node, node_key, .. }) = self.links.get(&link) else {
             return;
         };
         let (node, node_key) = (node.clone(), node_key.clone());

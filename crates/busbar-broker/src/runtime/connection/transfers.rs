@@ -33,9 +33,13 @@ impl BrokerConnection {
     pub(super) fn transfer(&mut self, transfer: IncomingTransfer, connection: &mut Connection) {
         let link = transfer.link;
         match self.links.get(&link) {
-            Some(LinkKind::Sender { path, .. }) => {
-                let path = path.clone();
-                self.send(&path, transfer, connection);
+            Some(LinkKind::Sender {
+                path,
+                max_message_size,
+                ..
+            }) => {
+                let (path, limit) = (path.clone(), *max_message_size);
+                self.send(&path, limit, transfer, connection);
             }
             Some(LinkKind::Requests { .. }) => self.request(transfer, connection),
             Some(LinkKind::Coordinator) => self.coordinate(transfer, connection),
@@ -43,11 +47,21 @@ impl BrokerConnection {
         }
     }
 
-    fn send(&mut self, path: &EntityPath, transfer: IncomingTransfer, connection: &mut Connection) {
+    /// Stores a message sent on a sender link to `path`, which takes messages up to
+    /// `max_message_size`. One past it is refused as soon as it passes (the engine reports it
+    /// then, its bytes dropped, while the client may still be sending it, so the rejection goes
+    /// out before its last frame).
+    fn send(
+        &mut self,
+        path: &EntityPath,
+        max_message_size: u64,
+        transfer: IncomingTransfer,
+        connection: &mut Connection,
+    ) {
         let (link, delivery_id, settled) = (transfer.link, transfer.delivery_id, transfer.settled);
         let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
         self.send_taken(link, transfer_size(&transfer), connection);
-        if let Some(error) = self.oversize(&transfer) {
+        if let Some(error) = size_exceeded(&transfer, transfer_size(&transfer), max_message_size) {
             // Answered now rather than through the mailbox: the client may still be streaming
             // the message, and the sooner it hears, the less it sends for nothing.
             self.send_answered(link, connection);
@@ -103,17 +117,6 @@ impl BrokerConnection {
             messages,
             Box::new(outcome),
         );
-    }
-
-    /// Why a sent message is refused for its size, if it is: past the link's max-message-size
-    /// (the engine reports it as soon as it passes, its bytes dropped, while the client may
-    /// still be sending it, so the rejection goes out before its last frame).
-    fn oversize(&self, transfer: &IncomingTransfer) -> Option<BrokerError> {
-        size_exceeded(
-            transfer,
-            transfer_size(transfer),
-            self.shared.max_message_size,
-        )
     }
 
     /// Holds the outcome of a client's send until the end of the current run of commands.

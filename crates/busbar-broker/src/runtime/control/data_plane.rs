@@ -60,14 +60,15 @@ impl Control {
                 )));
             }
         };
+        let limit = state.registry.current().max_message_size(&path);
         let mut parsed = Vec::with_capacity(messages.len());
         for bytes in messages {
             let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-            if size > MAX_MESSAGE_SIZE {
+            if size > limit {
                 return Err(BrokerError::MessageSizeExceeded {
                     delivery_id: None,
                     size,
-                    limit: MAX_MESSAGE_SIZE,
+                    limit,
                 });
             }
             let message = Message::parse(bytes)
@@ -85,6 +86,17 @@ impl Control {
         client_send(&registry, &state.namespace, &path, parsed, reply);
         drop(state);
         answer.await.unwrap_or(Err(BrokerError::ShuttingDown))
+    }
+
+    /// The largest message the queue or topic `entity` takes (`MaxMessageSizeInKilobytes`, in
+    /// bytes); the default for a path that names none.
+    pub fn max_message_size(&self, entity: &str) -> u64 {
+        let Ok(state) = self.state() else {
+            return MAX_MESSAGE_SIZE;
+        };
+        sub_queue_node(entity, &state.namespace).map_or(MAX_MESSAGE_SIZE, |node| {
+            state.registry.current().max_message_size(&node.path)
+        })
     }
 
     /// Receives one message from a queue, a subscription or a dead-letter sub-queue, locked
