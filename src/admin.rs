@@ -20,7 +20,7 @@ use busbar_admin::atom::{
     MessagingSku, NamespaceInfo, PageRequest, QueueProperties, RuleProperties,
     SubscriptionProperties, Timestamp, TopicProperties,
 };
-use busbar_admin::auth::Authorization;
+use busbar_admin::auth::{Authorization, Need, Right};
 use busbar_admin::control::{
     ClockState, ControlError, ControlResult, Fault, Health, NamespaceControl, Page, QueueEntry,
     RuleEntry, SubscriptionEntry, TopicEntry,
@@ -29,7 +29,8 @@ use busbar_admin::explorer::{
     EntityCounts, OutgoingMessage, PeekedMessage, Redriven, SessionInfo, SubQueue,
 };
 use busbar_admin::metrics::MetricsSnapshot;
-use busbar_broker::auth::{Claim, SasKeys, SasToken};
+use busbar_broker::auth::{Claim, KeyRing, SasToken};
+use busbar_broker::errors::BrokerError;
 use busbar_broker::runtime::{self, Control};
 use busbar_store::StoreCondition;
 
@@ -38,19 +39,31 @@ use convert::{
     subscription_entry, topic_config, topic_entry,
 };
 
-/// Requests carrying a SharedAccessSignature of a namespace rule with the Manage right: the
-/// administration API, the explorer's sign-in and the test controls all need it.
-pub(crate) fn authorization(keys: SasKeys) -> Authorization {
+/// Requests carrying a SharedAccessSignature of a namespace rule (as the ring holds them at
+/// the request) with the right they need: Manage for the administration API, the explorer's
+/// sign-in and the test controls; Send or Listen for the data plane. Refusals are in the
+/// service's words, as `$cbs` and the links give them.
+pub(crate) fn authorization(keys: KeyRing, namespace: String) -> Authorization {
     Authorization::SharedAccessSignature(Arc::new(
-        move |header: &str, now: i64| -> Result<(), String> {
-            let token = SasToken::parse(header).map_err(|error| error.to_string())?;
+        move |header: &str, need: Need<'_>, now: i64| -> Result<(), String> {
+            let refused = |error: BrokerError| error.to_string();
+            let token = SasToken::parse(header).map_err(|error| refused(error.into()))?;
             let rights = keys
+                .current()
                 .verify_rights(&token, now)
-                .map_err(|error| error.to_string())?;
-            if rights.allow(Claim::Manage) {
-                Ok(())
-            } else {
-                Err("Manage,EntityRead claims required for this operation.".to_owned())
+                .map_err(|error| refused(error.into()))?;
+            let claim = match need.right {
+                Right::Manage => Claim::Manage,
+                Right::Send => Claim::Send,
+                Right::Listen => Claim::Listen,
+            };
+            match need.entity {
+                _ if rights.allow(claim) => Ok(()),
+                Some(entity) => Err(refused(BrokerError::MissingClaim {
+                    claim: claim.name(),
+                    resource: format!("sb://{namespace}/{entity}"),
+                })),
+                None => Err("Manage,EntityRead claims required for this operation.".to_owned()),
             }
         },
     ))

@@ -31,15 +31,28 @@ impl PutTokenOutcome {
     pub fn to_broker_error(&self, namespace: &str) -> Option<BrokerError> {
         match self {
             Self::Accepted { .. } => None,
-            Self::Unauthorized(Unauthorized::SignatureMismatch(_)) => {
-                Some(BrokerError::InvalidSignature)
-            }
-            Self::Unauthorized(reason) => Some(BrokerError::Unauthorized(reason.to_string())),
+            Self::Unauthorized(reason) => Some(reason.clone().into()),
             Self::EntityNotFound { entity } => Some(BrokerError::EntityNotFound {
                 namespace: namespace.to_owned(),
                 entity: entity.clone(),
             }),
         }
+    }
+}
+
+/// In the service's words where it has them: a wrong signature is `InvalidSignature`.
+impl From<Unauthorized> for BrokerError {
+    fn from(reason: Unauthorized) -> Self {
+        match reason {
+            Unauthorized::SignatureMismatch(_) => BrokerError::InvalidSignature,
+            reason => BrokerError::Unauthorized(reason.to_string()),
+        }
+    }
+}
+
+impl From<super::TokenError> for BrokerError {
+    fn from(error: super::TokenError) -> Self {
+        Unauthorized::from(error).into()
     }
 }
 

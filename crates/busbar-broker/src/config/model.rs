@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::status::EntityStatus;
 use crate::address::EntityPath;
-use crate::auth::SasKeys;
+use crate::auth::KeyRing;
 use crate::names::EntityName;
 
 /// The name Service Bus gives the rule of a subscription created without rules.
@@ -29,7 +29,7 @@ pub struct Config {
     pub memory_budget_bytes: Option<u64>,
     /// The shared-access rules tokens are checked against (the binary's `--policies`; not
     /// part of `Config.json`): the emulator's key unless set.
-    pub keys: SasKeys,
+    pub keys: KeyRing,
 }
 
 /// The namespace and its entities, in file order.
@@ -237,7 +237,7 @@ impl Config {
                 console: false,
             },
             memory_budget_bytes: None,
-            keys: SasKeys::emulator(),
+            keys: KeyRing::default(),
         }
     }
 }

@@ -12,7 +12,7 @@ use super::model::{
 };
 use super::reader::{DurationLimits, Fields, Invalid, describe_value};
 use super::status::{EntityStatus, QUEUE_STATUSES, SUBSCRIPTION_STATUSES, TOPIC_STATUSES};
-use crate::auth::SasKeys;
+use crate::auth::KeyRing;
 use crate::names::EntityName;
 
 /// Service Bus: a peek-lock lasts 5 seconds to 5 minutes.
@@ -162,7 +162,7 @@ pub(super) fn resolve(document: &Value) -> Result<Config, Invalid> {
         namespace,
         logging,
         memory_budget_bytes: None,
-        keys: SasKeys::emulator(),
+        keys: KeyRing::default(),
     })
 }
 

@@ -48,7 +48,7 @@ pub use control::{
 pub use entity_task::{SessionHolder, SessionView};
 pub use metrics::{CacheSnapshot, EntityTraffic, MetricsSnapshot};
 
-use crate::auth::SasKeys;
+use crate::auth::KeyRing;
 use crate::config::Config;
 use connection::BrokerConnection;
 use control::{ControlState, Definitions};
@@ -111,7 +111,7 @@ pub enum RuntimeError {
 /// What every connection handler shares: read-only after start-up but for the rules.
 pub(crate) struct Shared {
     pub(crate) registry: Arc<LiveRegistry>,
-    pub(crate) keys: SasKeys,
+    pub(crate) keys: KeyRing,
     pub(crate) namespace: String,
     pub(crate) clock: Clock,
     pub(crate) max_message_size: u64,

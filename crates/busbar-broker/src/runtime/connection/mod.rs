@@ -219,9 +219,10 @@ impl BrokerConnection {
                 password,
             } => {
                 let response = format!("{authzid}\0{username}\0{password}");
-                match self.shared.keys.authenticate_plain(response.as_bytes()) {
+                let keys = self.shared.keys.current();
+                match keys.authenticate_plain(response.as_bytes()) {
                     Ok(name) => {
-                        self.authenticated = self.shared.keys.rights_of(&name);
+                        self.authenticated = keys.rights_of(&name);
                         SaslVerdict::Ok
                     }
                     Err(reason) => {

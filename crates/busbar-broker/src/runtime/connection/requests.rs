@@ -169,7 +169,7 @@ impl BrokerConnection {
         let audience = request.text_property("name").unwrap_or_default();
         let outcome = if request.text_property("operation") == Some("put-token") {
             put_token(
-                &self.shared.keys,
+                &self.shared.keys.current(),
                 token,
                 audience,
                 self.shared.clock.wall_now().as_millis(),
