@@ -110,6 +110,7 @@ impl BrokerConnection {
                 Ok((
                     LinkKind::Requests {
                         node: RequestNode::Management {
+                            node,
                             entity,
                             sub_queue,
                             topic,
@@ -247,7 +248,11 @@ impl BrokerConnection {
     /// Whether the connection holds one of `claims` on the node. Authorisation comes before
     /// existence, as in Service Bus: unknown entities are reported as such only to a client
     /// whose rights would have let it use them.
-    fn check_access(&self, node: &EntityNode, claims: &[Claim]) -> Result<(), BrokerError> {
+    pub(super) fn check_access(
+        &self,
+        node: &EntityNode,
+        claims: &[Claim],
+    ) -> Result<(), BrokerError> {
         let rights = self.rights(&node.path);
         if claims.iter().any(|&claim| rights.allow(claim)) {
             Ok(())

@@ -33,7 +33,7 @@ use self::settlements::HeldSettlements;
 use super::Shared;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey, post_entity};
 use super::registry::EntityHandle;
-use crate::address::EntityPath;
+use crate::address::{EntityNode, EntityPath};
 use crate::auth::AccessRights;
 use crate::errors::{BrokerError, ErrorScope, TrackingId, WireError};
 
@@ -61,6 +61,8 @@ struct ReceiveLink {
 enum RequestNode {
     Cbs,
     Management {
+        /// The node as addressed, which each request's rights are checked on.
+        node: EntityNode,
         entity: EntityHandle,
         sub_queue: SubQueue,
         /// A topic's node: only scheduling is served there.

@@ -12,7 +12,7 @@ use super::transactions::{SendAnswer, transaction_of};
 use super::transfers::size_exceeded;
 use super::{BrokerConnection, Grant, LinkKind, RequestNode};
 use crate::address::{Address, EntityPath, path_of};
-use crate::auth::{PutTokenOutcome, put_token};
+use crate::auth::{Claim, PutTokenOutcome, put_token};
 use crate::errors::{BrokerError, StatusCode};
 use crate::names::EntityName;
 use crate::runtime::MAX_TRANSFER_SIZE;
@@ -75,10 +75,18 @@ impl BrokerConnection {
                 );
             }
             RequestNode::Management {
+                node,
                 entity,
                 sub_queue,
                 topic,
             } => {
+                // Each operation needs its own claim (the link itself needed Send or Listen).
+                let operation = request.text_property("operation").unwrap_or_default();
+                let claim = Claim::of_management_operation(operation);
+                if let Err(refused) = self.check_access(&node, &[claim]) {
+                    self.respond_management(link, &request, &entity.path, Err(refused), connection);
+                    return;
+                }
                 if topic && let Some(refused) = topic_refusal(&request) {
                     self.respond_management(link, &request, &entity.path, Err(refused), connection);
                     return;
