@@ -65,7 +65,7 @@ impl BrokerConnection {
         };
         match node {
             RequestNode::Cbs => {
-                let response = self.put_token(&request);
+                let response = self.put_token(&request, connection);
                 self.route(
                     link,
                     &node_key,
@@ -171,8 +171,9 @@ impl BrokerConnection {
         }
     }
 
-    /// Answers a `$cbs` put-token and records what it grants.
-    fn put_token(&mut self, request: &Request) -> Message {
+    /// Answers a `$cbs` put-token and records what it grants; a refused one voids the grant it
+    /// would have renewed, and the links that held by it alone are detached.
+    fn put_token(&mut self, request: &Request, connection: &mut Connection) -> Message {
         let token = request.body.as_str().unwrap_or_default();
         let audience = request.text_property("name").unwrap_or_default();
         let outcome = if request.text_property("operation") == Some("put-token") {
@@ -205,12 +206,7 @@ impl BrokerConnection {
                     rights,
                 } = outcome
                 {
-                    let path = match Address::parse(audience) {
-                        Ok(address) if !path_of(audience).trim_end_matches('/').is_empty() => {
-                            address.entity_node().map(|node| node.path.clone())
-                        }
-                        _ => None,
-                    };
+                    let path = granted_path(audience);
                     self.grants.retain(|grant| grant.path != path);
                     self.grants.push(Grant {
                         path,
@@ -227,11 +223,16 @@ impl BrokerConnection {
                 )
             }
             // The tracker names the entity path, not the whole audience URI.
-            Some(error) => failure(
-                request,
-                StatusKeys::Cbs,
-                &self.wire(&error, path_of(audience).trim_matches('/')),
-            ),
+            Some(error) => {
+                if let PutTokenOutcome::Unauthorized(_) = outcome {
+                    self.revoke(granted_path(audience).as_ref(), &error, connection);
+                }
+                failure(
+                    request,
+                    StatusKeys::Cbs,
+                    &self.wire(&error, path_of(audience).trim_matches('/')),
+                )
+            }
         }
     }
 
@@ -366,6 +367,16 @@ const TOPIC_OPERATIONS: [&str; 2] = [
     "com.microsoft:schedule-message",
     "com.microsoft:cancel-scheduled-message",
 ];
+
+/// The entity a token's audience grants rights on, `None` for the namespace (`sb://host/`).
+fn granted_path(audience: &str) -> Option<EntityPath> {
+    match Address::parse(audience) {
+        Ok(address) if !path_of(audience).trim_end_matches('/').is_empty() => {
+            address.entity_node().map(|node| node.path.clone())
+        }
+        _ => None,
+    }
+}
 
 #[cfg(test)]
 mod tests {
