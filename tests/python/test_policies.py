@@ -20,7 +20,7 @@ from azure.servicebus.exceptions import (
     ServiceBusAuthorizationError,
     ServiceBusError,
 )
-from azure.servicebus.management import ServiceBusAdministrationClient
+from azure.servicebus.management import AuthorizationRule, ServiceBusAdministrationClient
 
 from conftest import Broker, QUEUES, _serving, busbar_binary
 from support import api, body_text, receive_one, sas_token, strict_client
@@ -161,6 +161,31 @@ def test_the_admin_api_and_the_explorer_need_manage_and_the_data_plane_its_claim
     status, body = rest(secured, "listener", "DELETE", f"/{QUEUE}/messages/head")
     assert (status, body) == (200, "over http")
     assert rest(secured, "listener", "POST", f"/{QUEUE}/messages")[0] == 401
+
+
+def test_an_entity_rule_made_by_the_admin_client_works_on_its_queue_only(secured):
+    primary, secondary = fresh_key(), fresh_key()
+    rule = AuthorizationRule(
+        type="SharedAccessAuthorizationRule", claim_type="SharedAccessKey", claim_value="None",
+        rights=["Send", "Listen"], key_name="orders-app", primary_key=primary,
+        secondary_key=secondary,
+    )
+    with admin(secured, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        client.create_queue("q-entity-rule", authorization_rules=[rule])
+        (read,) = client.get_queue("q-entity-rule").authorization_rules
+    assert (read.key_name, read.primary_key, read.secondary_key) == ("orders-app", primary, secondary)
+    assert sorted(read.rights) == ["Listen", "Send"]
+    own = conn(secured, "orders-app", secondary) + "EntityPath=q-entity-rule;"
+    with strict_client(own) as client:
+        client.get_queue_sender("q-entity-rule").send_messages(ServiceBusMessage("entity key"))
+        with client.get_queue_receiver("q-entity-rule", max_wait_time=5) as receiver:
+            message = receive_one(receiver)
+            assert body_text(message) == "entity key"
+            receiver.complete_message(message)
+    # Its key is no namespace key: another queue refuses it.
+    with strict_client(conn(secured, "orders-app", primary)) as client:
+        with pytest.raises(ServiceBusAuthenticationError):
+            client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("no"))
 
 
 def test_a_rotated_key_works_at_once_and_the_old_one_no_more_without_a_restart(rotating):

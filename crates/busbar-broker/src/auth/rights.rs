@@ -44,7 +44,7 @@ impl Claim {
 }
 
 /// The rights one rule grants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct AccessRights {
     manage: bool,
     send: bool,

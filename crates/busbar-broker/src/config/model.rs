@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::status::EntityStatus;
 use crate::address::EntityPath;
-use crate::auth::KeyRing;
+use crate::auth::{AuthorizationRule, KeyRing};
 use crate::names::EntityName;
 
 /// The name Service Bus gives the rule of a subscription created without rules.
@@ -57,6 +57,10 @@ pub struct QueueConfig {
     /// Whether it takes sends and hands out messages (`Status`).
     #[serde(default)]
     pub status: EntityStatus,
+    /// Its own shared-access rules (`AuthorizationRules`, set through the administration API):
+    /// their tokens are good on this queue only.
+    #[serde(default)]
+    pub authorization_rules: Vec<AuthorizationRule>,
 }
 
 /// A topic.
@@ -74,6 +78,10 @@ pub struct TopicConfig {
     /// Whether it takes sends (`Status`); `Disabled` also stops its subscriptions handing out.
     #[serde(default)]
     pub status: EntityStatus,
+    /// Its own shared-access rules (`AuthorizationRules`, set through the administration API):
+    /// their tokens are good on this topic and its subscriptions only.
+    #[serde(default)]
+    pub authorization_rules: Vec<AuthorizationRule>,
     /// The subscriptions, in file order.
     pub subscriptions: Vec<SubscriptionConfig>,
 }
@@ -216,6 +224,7 @@ impl Config {
                     duplicate_detection,
                     max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
                     status: EntityStatus::Active,
+                    authorization_rules: Vec::new(),
                 }],
                 topics: vec![TopicConfig {
                     name: EntityName::from("topic.1"),
@@ -223,6 +232,7 @@ impl Config {
                     duplicate_detection,
                     max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
                     status: EntityStatus::Active,
+                    authorization_rules: Vec::new(),
                     subscriptions: vec![SubscriptionConfig {
                         name: EntityName::from("subscription.1"),
                         delivery,

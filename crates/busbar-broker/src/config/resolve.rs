@@ -214,6 +214,7 @@ fn queue(value: &Value, path: &str) -> Result<QueueConfig, Invalid> {
         duplicate_detection: duplicate_detection(properties.as_ref())?,
         max_size_in_megabytes: max_size(properties.as_ref())?,
         status: status(properties.as_ref(), QUEUE_STATUSES)?,
+        authorization_rules: Vec::new(),
     })
 }
 
@@ -244,6 +245,7 @@ fn topic(value: &Value, path: &str) -> Result<TopicConfig, Invalid> {
         duplicate_detection: duplicate_detection(properties.as_ref())?,
         max_size_in_megabytes: max_size(properties.as_ref())?,
         status: status(properties.as_ref(), TOPIC_STATUSES)?,
+        authorization_rules: Vec::new(),
         subscriptions,
     })
 }

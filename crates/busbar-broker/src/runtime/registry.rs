@@ -20,6 +20,7 @@ use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
 use super::topic_schedule;
 use crate::address::EntityPath;
+use crate::auth::SasKeys;
 use crate::config::{
     DeliverySettings, DuplicateDetection, EntityStatus, NamespaceConfig, QueueConfig,
     SubscriptionConfig, TopicConfig, subscription_refuses_receives,
@@ -94,6 +95,8 @@ pub(crate) struct Registry {
     subscriptions: HashMap<(EntityName, EntityName), EntityHandle>,
     /// The status of every entity that is not active (see `status`).
     statuses: HashMap<EntityPath, EntityStatus>,
+    /// The shared-access rules of the queues and topics that have their own (see `status`).
+    entity_keys: HashMap<EntityName, Arc<SasKeys>>,
 }
 
 /// Service Bus forwards over at most this many hops (the configuration checks refuse more).
@@ -219,6 +222,7 @@ impl Registry {
             None => self.queue_forwards.remove(&queue.name),
         };
         self.set_status(EntityPath::QueueOrTopic(queue.name.clone()), queue.status);
+        self.set_entity_keys(&queue.name, &queue.authorization_rules);
     }
 
     /// Removes a deleted queue; returns its handle.
@@ -226,6 +230,7 @@ impl Registry {
         self.queue_forwards.remove(name);
         self.statuses
             .remove(&EntityPath::QueueOrTopic(name.clone()));
+        self.entity_keys.remove(name);
         self.queues.remove(name)
     }
 
@@ -243,11 +248,13 @@ impl Registry {
     /// Applies a topic's (changed) status.
     pub(crate) fn change_topic(&mut self, topic: &TopicConfig) {
         self.set_status(EntityPath::QueueOrTopic(topic.name.clone()), topic.status);
+        self.set_entity_keys(&topic.name, &topic.authorization_rules);
     }
 
     /// Removes a deleted topic with its subscriptions; returns its route.
     pub(crate) fn remove_topic(&mut self, name: &EntityName) -> Option<TopicRoute> {
         self.subscriptions.retain(|(topic, _), _| topic != name);
+        self.entity_keys.remove(name);
         self.statuses.retain(|path, _| match path {
             EntityPath::QueueOrTopic(entity) => entity != name,
             EntityPath::Subscription { topic, .. } => topic != name,

@@ -188,6 +188,7 @@ impl BrokerConnection {
                 // authentication error carrying the text). The attach is still refused for
                 // clients that skip `$cbs`.
                 |path| self.shared.registry.current().resolve(path).is_some(),
+                |entity| self.shared.registry.current().entity_keys(entity),
             )
         } else {
             return failure(
