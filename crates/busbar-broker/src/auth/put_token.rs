@@ -82,7 +82,7 @@ pub fn put_token(
     let verified = match keys.verify_rights(&token, now_unix_millis) {
         Err(Unauthorized::UnknownKeyName(name)) => {
             let entity = top_level_entity(audience);
-            match entity.as_ref().and_then(|entity| entity_rules(entity)) {
+            match entity.as_ref().and_then(&entity_rules) {
                 Some(rules) if top_level_entity(token.audience()) == entity => {
                     rules.verify_rights(&token, now_unix_millis)
                 }
