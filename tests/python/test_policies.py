@@ -74,8 +74,8 @@ def secured(tmp_path_factory):
 
 
 @pytest.fixture
-def rotating(tmp_path):
-    """A broker of its own, whose policies file the test rewrites."""
+def own_broker(tmp_path):
+    """A broker of its own, which the test may restart or whose policies file it may rewrite."""
     yield from secured_broker(tmp_path)
 
 
@@ -188,18 +188,29 @@ def test_an_entity_rule_made_by_the_admin_client_works_on_its_queue_only(secured
             client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("no"))
 
 
-def test_a_rotated_key_works_at_once_and_the_old_one_no_more_without_a_restart(rotating):
+def test_an_entity_rule_survives_a_restart(own_broker):
+    key = fresh_key()
+    rule = AuthorizationRule(key_name="kept", primary_key=key, rights=["Send"])
+    with admin(own_broker, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        client.create_queue("q-kept-rule", authorization_rules=[rule])
+    own_broker.stop()
+    own_broker.start()
+    with strict_client(conn(own_broker, "kept", key) + "EntityPath=q-kept-rule;") as client:
+        client.get_queue_sender("q-kept-rule").send_messages(ServiceBusMessage("after a restart"))
+
+
+def test_a_rotated_key_works_at_once_and_the_old_one_no_more_without_a_restart(own_broker):
     old = KEYS["sender"]
-    with strict_client(conn(rotating, "sender", old)) as client:
+    with strict_client(conn(own_broker, "sender", old)) as client:
         client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("before"))
     rotated = dict(KEYS, sender=fresh_key())
-    (rotating.workdir / "policies.json").write_text(json.dumps(policies(rotated)))
-    rotating.process.send_signal(signal.SIGHUP)
-    rotating._await_line(lambda line: "policies re-read" in line or None, "the re-read line")
-    with strict_client(conn(rotating, "sender", old)) as client:
+    (own_broker.workdir / "policies.json").write_text(json.dumps(policies(rotated)))
+    own_broker.process.send_signal(signal.SIGHUP)
+    own_broker._await_line(lambda line: "policies re-read" in line or None, "the re-read line")
+    with strict_client(conn(own_broker, "sender", old)) as client:
         with pytest.raises(ServiceBusAuthenticationError):
             client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("no"))
-    with strict_client(conn(rotating, "sender", rotated["sender"])) as client:
+    with strict_client(conn(own_broker, "sender", rotated["sender"])) as client:
         client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("after"))
 
 
