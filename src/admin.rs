@@ -20,7 +20,7 @@ use busbar_admin::atom::{
     MessagingSku, NamespaceInfo, PageRequest, QueueProperties, RuleProperties,
     SubscriptionProperties, Timestamp, TopicProperties,
 };
-use busbar_admin::auth::Authorization;
+use busbar_admin::auth::{Authorization, Need, Right};
 use busbar_admin::control::{
     ClockState, ControlError, ControlResult, Fault, Health, NamespaceControl, Page, QueueEntry,
     RuleEntry, SubscriptionEntry, TopicEntry,
@@ -29,7 +29,8 @@ use busbar_admin::explorer::{
     EntityCounts, OutgoingMessage, PeekedMessage, Redriven, SessionInfo, SubQueue,
 };
 use busbar_admin::metrics::MetricsSnapshot;
-use busbar_broker::auth::{Claim, SasKeys, SasToken};
+use busbar_broker::auth::{Claim, KeyRing, SasToken};
+use busbar_broker::errors::BrokerError;
 use busbar_broker::runtime::{self, Control};
 use busbar_store::StoreCondition;
 
@@ -38,19 +39,31 @@ use convert::{
     subscription_entry, topic_config, topic_entry,
 };
 
-/// Requests carrying a SharedAccessSignature of a namespace rule with the Manage right: the
-/// administration API, the explorer's sign-in and the test controls all need it.
-pub(crate) fn authorization(keys: SasKeys) -> Authorization {
+/// Requests carrying a SharedAccessSignature of a namespace rule (as the ring holds them at
+/// the request) with the right they need: Manage for the administration API, the explorer's
+/// sign-in and the test controls; Send or Listen for the data plane. Refusals are in the
+/// service's words, as `$cbs` and the links give them.
+pub(crate) fn authorization(keys: KeyRing, namespace: String) -> Authorization {
     Authorization::SharedAccessSignature(Arc::new(
-        move |header: &str, now: i64| -> Result<(), String> {
-            let token = SasToken::parse(header).map_err(|error| error.to_string())?;
+        move |header: &str, need: Need<'_>, now: i64| -> Result<(), String> {
+            let refused = |error: BrokerError| error.to_string();
+            let token = SasToken::parse(header).map_err(|error| refused(error.into()))?;
             let rights = keys
+                .current()
                 .verify_rights(&token, now)
-                .map_err(|error| error.to_string())?;
-            if rights.allow(Claim::Manage) {
-                Ok(())
-            } else {
-                Err("Manage,EntityRead claims required for this operation.".to_owned())
+                .map_err(|error| refused(error.into()))?;
+            let claim = match need.right {
+                Right::Manage => Claim::Manage,
+                Right::Send => Claim::Send,
+                Right::Listen => Claim::Listen,
+            };
+            match need.entity {
+                _ if rights.allow(claim) => Ok(()),
+                Some(entity) => Err(refused(BrokerError::MissingClaim {
+                    claim: claim.name(),
+                    resource: format!("sb://{namespace}/{entity}"),
+                })),
+                None => Err("Manage,EntityRead claims required for this operation.".to_owned()),
             }
         },
     ))
@@ -416,5 +429,105 @@ fn control_error(error: runtime::ControlError) -> ControlError {
         runtime::ControlError::AlreadyExists(_) => ControlError::AlreadyExists,
         runtime::ControlError::Invalid(detail) => ControlError::Invalid { detail },
         runtime::ControlError::Unavailable(detail) => ControlError::Unavailable { detail },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use busbar_admin::auth::Unauthorized;
+    use busbar_broker::auth::{AccessRights, AuthorizationRule, SasKeys, sign_token};
+    use hyper::HeaderMap;
+    use hyper::header::{AUTHORIZATION, HeaderValue};
+
+    const NOW: i64 = 1_700_000_000_000;
+    const LATER: u64 = 1_700_003_600;
+
+    fn rule(name: &str, key: &str, rights: AccessRights) -> AuthorizationRule {
+        AuthorizationRule {
+            key_name: name.to_owned(),
+            primary_key: key.to_owned(),
+            secondary_key: None,
+            rights,
+        }
+    }
+
+    /// What the verifier says of `token` for `need`: `Ok`, or the 401's detail.
+    fn check(token: &str, need: Need<'_>) -> Result<(), Option<String>> {
+        let keys = SasKeys::from_rules([
+            rule("root", "root key", AccessRights::ALL),
+            rule("listener", "listen key", AccessRights::of([Claim::Listen])),
+        ]);
+        let verifier = authorization(KeyRing::new(keys), "ns".to_owned());
+        let mut headers = HeaderMap::new();
+        headers.insert(AUTHORIZATION, HeaderValue::from_str(token).unwrap());
+        verifier
+            .check(&headers, need, NOW)
+            .map_err(|refused: Unauthorized| refused.detail().map(str::to_owned))
+    }
+
+    fn send_to_q() -> Need<'static> {
+        Need {
+            right: Right::Send,
+            entity: Some("q"),
+        }
+    }
+
+    #[test]
+    fn refusals_are_in_the_service_s_words() {
+        let root = sign_token("sb://h/", "root", "root key", LATER);
+        assert_eq!(check(&root, Need::MANAGE), Ok(()));
+        let listener = sign_token("sb://h/", "listener", "listen key", LATER);
+        assert_eq!(
+            check(&listener, Need::MANAGE),
+            Err(Some(
+                "Manage,EntityRead claims required for this operation.".into()
+            ))
+        );
+        assert_eq!(
+            check(&listener, send_to_q()),
+            Err(Some(
+                "Unauthorized access. 'Send' claim(s) are required to perform this operation. \
+                 Resource: 'sb://ns/q'."
+                    .into()
+            ))
+        );
+        let forged = sign_token("sb://h/", "root", "a guess", LATER);
+        assert_eq!(
+            check(&forged, Need::MANAGE),
+            Err(Some(
+                "InvalidSignature: The token has an invalid signature.".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn hostile_tokens_are_refused_and_leave_good_ones_working() {
+        let good = sign_token("sb://h/", "root", "root key", LATER);
+        let expired = sign_token("sb://h/", "root", "root key", 1);
+        let oversized = sign_token(&"x".repeat(100_000), "root", "root key", LATER);
+        let hostile = [
+            expired,
+            good[..good.len() / 2].to_owned(),
+            good.replace("&se=", "&se=9"),
+            good.replace("sig=", "sig=%"),
+            format!("{good}&skn=root&skn=listener"),
+            "SharedAccessSignature ".to_owned(),
+            "SharedAccessSignature sr=&sig=&se=&skn=".to_owned(),
+            format!(
+                "SharedAccessSignature sr=a&sig={}&se=1&skn=root",
+                "A".repeat(100_000)
+            ),
+        ];
+        for token in &hostile {
+            assert!(check(token, Need::MANAGE).is_err(), "{:.80}", token);
+        }
+        // A signature over a huge audience is still a valid token: its size is not a refusal.
+        assert_eq!(check(&oversized, Need::MANAGE), Ok(()));
+        for _ in 0..1_000 {
+            let forged = sign_token("sb://h/", "root", "a guess", LATER);
+            assert!(check(&forged, Need::MANAGE).is_err());
+        }
+        assert_eq!(check(&good, Need::MANAGE), Ok(()));
     }
 }

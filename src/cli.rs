@@ -71,7 +71,8 @@ Options:
                          \"SecondaryKey\", \"Rights\": [\"Manage\"|\"Send\"|\"Listen\"]}]};
                          a key written \"env:NAME\" is read from the environment. Without
                          it only the emulator's key RootManageSharedAccessKey=SAS_KEY_VALUE
-                         is accepted, and only on loopback listeners
+                         is accepted, and only on loopback listeners. SIGHUP re-reads
+                         the file (keys rotated without a restart)
   --test-controls        For test suites only: a virtual clock (`busbar ctl clock advance`)
                          and fault injection (`busbar ctl fault`), on the admin port
   -h, --help             Print this help

@@ -15,6 +15,7 @@ mod summary;
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
+use busbar_broker::auth::KeyRing;
 use busbar_broker::config::{self, Config};
 use tracing_subscriber::EnvFilter;
 
@@ -74,19 +75,15 @@ fn serve(options: &ServeOptions) -> ExitCode {
     };
     if let Some(path) = &options.policies {
         match policies::load(path) {
-            Ok(keys) => config.keys = keys,
+            Ok(keys) => config.keys = KeyRing::new(keys),
             Err(error) => {
                 eprintln!("busbar: {error}");
                 return ExitCode::from(EXIT_INVALID_CONFIG);
             }
         }
     }
-    let listeners = [
-        Some(options.listen),
-        options.tls_listen,
-        options.admin_listen,
-    ];
-    if let Err(error) = policies::check_exposure(&config.keys, listeners.into_iter().flatten()) {
+    let listeners = policies::listen_addresses(options);
+    if let Err(error) = policies::check_exposure(&config.keys.current(), listeners) {
         eprintln!("busbar: {error}");
         return ExitCode::from(EXIT_USAGE);
     }

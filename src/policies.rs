@@ -5,12 +5,17 @@
 //! shared and often committed with an application's tests, while keys are secrets to keep apart
 //! (with the file's permissions, or in the environment: a key written `"env:NAME"` is read from
 //! the environment variable `NAME`).
+//!
+//! On SIGHUP the file is read again and its rules replace the running broker's (`reload_on_hangup`):
+//! keys are rotated, rights changed and rules removed without a restart. A file that no longer
+//! reads, or that would expose the published key, leaves the rules as they were.
 
-use std::path::Path;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use busbar_broker::auth::{AccessRights, AuthorizationRule, Claim, SasKeys};
+use busbar_broker::auth::{AccessRights, AuthorizationRule, Claim, KeyRing, SasKeys};
 use serde_json::Value;
 
 /// Service Bus allows at most 12 shared-access rules on a namespace.
@@ -116,6 +121,48 @@ pub(crate) fn generate(name: &str) -> Result<String, String> {
     ))
 }
 
+/// Every address the broker listens on.
+pub(crate) fn listen_addresses(options: &ServeOptions) -> Vec<SocketAddr> {
+    [
+        Some(options.listen),
+        options.tls_listen,
+        options.admin_listen,
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Re-reads `path` into `keys` on every SIGHUP, for as long as the broker runs; each re-read
+/// is announced on standard output (`policies re-read from PATH`) or its failure logged.
+/// Tokens presented afterwards are judged by the new rules at once.
+#[cfg(unix)]
+pub(crate) async fn reload_on_hangup(path: PathBuf, keys: KeyRing, listeners: Vec<SocketAddr>) {
+    use std::io::Write as _;
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        tracing::warn!("SIGHUP cannot be caught: the policies file is read at start-up only");
+        return;
+    };
+    while hangups.recv().await.is_some() {
+        let read = load(&path).and_then(|read| {
+            check_exposure(&read, listeners.iter().copied())?;
+            Ok(read)
+        });
+        match read {
+            Ok(read) => {
+                keys.replace(read);
+                tracing::info!(path = %path.display(), "policies re-read");
+                println!("policies re-read from {}", path.display());
+                let _ = std::io::stdout().flush();
+            }
+            Err(error) => {
+                tracing::error!(%error, "policies not re-read; the rules in force are kept");
+            }
+        }
+    }
+}
+
 /// Refuses to serve the emulator's published key on anything but loopback: anyone who has read
 /// the emulator's documentation knows it (as Redis's protected mode refuses to serve without a
 /// password off loopback).
@@ -135,6 +182,8 @@ pub(crate) fn check_exposure(
         None => Ok(()),
     }
 }
+
+use crate::cli::ServeOptions;
 
 #[cfg(test)]
 mod tests {

@@ -26,6 +26,7 @@ use crate::active_node::{ActiveNode, Backoff, take_over};
 use crate::admin::{self, BrokerNamespace};
 use crate::cli::{DEFAULT_DATA_DIR, ServeOptions, StorageChoice};
 use crate::gateway::{self, BrokerDispatch, WebSocketAmqp};
+use crate::policies;
 use crate::summary::connection_string;
 
 /// Why serving stopped with an error.
@@ -167,7 +168,10 @@ async fn run<S: Storage + 'static>(
     let started = unix_millis_now();
     let ready = |control| {
         let namespace = Arc::new(BrokerNamespace::new(control, namespace, started));
-        let mut server_config = ServerConfig::new(admin::authorization(config.keys.clone()));
+        let mut server_config = ServerConfig::new(admin::authorization(
+            config.keys.clone(),
+            config.namespace.name.clone(),
+        ));
         server_config.upgrade = Upgrades::to(WebSocketAmqp::new(amqp_sender.clone()));
         let admin_server = AdminServer::new(namespace, server_config);
         let dispatch = BrokerDispatch::new(amqp_sender, admin_server);
@@ -204,7 +208,21 @@ async fn run<S: Storage + 'static>(
         Clock::anchored_now()
     };
     let _ = std::io::stdout().flush();
-    runtime::run(config, storage, amqp_connections, stop, clock, ready).await?;
+    #[cfg(unix)]
+    let reload = options.policies.clone().map(|path| {
+        let addresses = policies::listen_addresses(options);
+        tokio::spawn(policies::reload_on_hangup(
+            path,
+            config.keys.clone(),
+            addresses,
+        ))
+    });
+    let ran = runtime::run(config, storage, amqp_connections, stop, clock, ready).await;
+    #[cfg(unix)]
+    if let Some(reload) = reload {
+        reload.abort();
+    }
+    ran?;
     while listener_tasks.join_next().await.is_some() {}
     tracing::info!("stopped");
     let failure = failure

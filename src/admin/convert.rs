@@ -7,14 +7,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use busbar_admin::atom::{
-    CorrelationRuleFilter, EntityDescription, EntityStatus, EntityTimes, Entry, EntryContent,
-    MessageCountDetails, QueueProperties, QueueRuntimeProperties, RuleAction, RuleFilter,
-    RuleProperties, RuleValue, SqlExpression, SubscriptionProperties,
+    AuthorizationRule, CorrelationRuleFilter, EntityDescription, EntityStatus, EntityTimes, Entry,
+    EntryContent, MessageCountDetails, QueueProperties, QueueRuntimeProperties, RuleAction,
+    RuleFilter, RuleProperties, RuleValue, SqlExpression, SubscriptionProperties,
     SubscriptionRuntimeProperties, TimeSpan, Timestamp, TopicProperties, TopicRuntimeProperties,
     forward_target_entity, parse_entry, write_entry,
 };
 use busbar_admin::control::{QueueEntry, SubscriptionEntry, TopicEntry};
 use busbar_broker::EntityName;
+use busbar_broker::auth::{self, AccessRights, Claim};
 use busbar_broker::config::{
     self, DeliverySettings, DuplicateDetection, QueueConfig, SubscriptionConfig, TopicConfig,
 };
@@ -23,6 +24,25 @@ use busbar_core::MessageCounts;
 use busbar_rules::{
     CorrelationFilter, Filter, Parameter, ParameterValue, Rule, SqlAction, SqlFilter, Value,
 };
+
+/// The broker's shared-access rules of an entity's `AuthorizationRules`; a rule sent without a
+/// primary key signs nothing and is only kept in the description.
+fn authorization_rules(rules: &[AuthorizationRule]) -> Vec<auth::AuthorizationRule> {
+    rules
+        .iter()
+        .filter(|rule| !rule.primary_key.is_empty())
+        .map(|rule| auth::AuthorizationRule {
+            key_name: rule.key_name.clone(),
+            primary_key: rule.primary_key.clone(),
+            secondary_key: Some(rule.secondary_key.clone()).filter(|key| !key.is_empty()),
+            rights: AccessRights::of(
+                rule.rights
+                    .iter()
+                    .filter_map(|right| Claim::parse(right.as_str())),
+            ),
+        })
+        .collect()
+}
 
 /// The key under which an entity keeps its administration-API description.
 const DESCRIPTION: &str = "Description";
@@ -52,6 +72,7 @@ pub(crate) fn queue_config(name: &str, properties: &QueueProperties) -> (QueueCo
         max_size_in_megabytes: saturated(properties.max_size_in_megabytes),
         max_message_size_in_kilobytes: saturated(properties.max_message_size_in_kilobytes),
         status: broker_status(properties.status),
+        authorization_rules: authorization_rules(&properties.authorization_rules),
     };
     let runtime = QueueRuntimeProperties {
         size_in_bytes: 0,
@@ -96,6 +117,7 @@ pub(crate) fn topic_config(name: &str, properties: &TopicProperties) -> (TopicCo
         max_size_in_megabytes: saturated(properties.max_size_in_megabytes),
         max_message_size_in_kilobytes: saturated(properties.max_message_size_in_kilobytes),
         status: broker_status(properties.status),
+        authorization_rules: authorization_rules(&properties.authorization_rules),
         subscriptions: Vec::new(),
     };
     let runtime = TopicRuntimeProperties {

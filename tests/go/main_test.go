@@ -90,8 +90,8 @@ type broker struct {
 	exited    chan error
 }
 
-// startBroker starts busbar in a fresh temporary directory and waits until it listens.
-func startBroker() (*broker, error) {
+// startBroker starts busbar with args in a fresh temporary directory and waits until it listens.
+func startBroker(args ...string) (*broker, error) {
 	binary := os.Getenv("BUSBAR_BIN")
 	if binary == "" {
 		return nil, errors.New("BUSBAR_BIN must name the busbar binary (tests/go_sdk.rs sets it)")
@@ -100,16 +100,16 @@ func startBroker() (*broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := startBrokerIn(dir, binary)
+	b, err := startBrokerIn(dir, binary, args...)
 	if err != nil {
 		os.RemoveAll(dir)
 	}
 	return b, err
 }
 
-// startBrokerIn writes Config.json into dir, starts binary with its data under dir, and reads
-// the bound ports and the CA's path from its stdout.
-func startBrokerIn(dir, binary string) (*broker, error) {
+// startBrokerIn writes Config.json into dir, starts binary with its data under dir and args, and
+// reads the bound ports and the CA's path from its stdout.
+func startBrokerIn(dir, binary string, args ...string) (*broker, error) {
 	config := filepath.Join(dir, "Config.json")
 	document, err := json.MarshalIndent(emulatorConfig(), "", "  ")
 	if err == nil {
@@ -118,8 +118,9 @@ func startBrokerIn(dir, binary string) (*broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(binary, "--config", config, "--data-dir", filepath.Join(dir, "data"),
-		"--listen", "127.0.0.1:0", "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
+	cmd := exec.Command(binary, append([]string{"--config", config, "--data-dir",
+		filepath.Join(dir, "data"), "--listen", "127.0.0.1:0", "--tls-listen", "127.0.0.1:0",
+		"--admin-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Stderr = os.Stderr
 	if os.Getenv("RUST_LOG") == "" {
 		cmd.Env = append(os.Environ(), "RUST_LOG=warn")

@@ -44,12 +44,19 @@ function emulatorConfig(queues, topics) {
   };
 }
 
+/** A connection string for `endpoint` (host:port) signed with the rule `keyName`'s `key`. */
+function connectionStringAs(endpoint, keyName, key) {
+  return `Endpoint=sb://${endpoint};SharedAccessKeyName=${keyName};` +
+    `SharedAccessKey=${key};UseDevelopmentEmulator=true;`;
+}
+
 /**
- * A running broker: `connectionString` for the SDK, `adminConnectionString` (the same with the
+ * A running broker (with `args` added to its command line): `connectionString` for the SDK, `adminConnectionString` (the same with the
  * admin port, as the emulator documents for the administration client), `adminPort`, `amqpsPort`,
- * `adminCaFile` (the CA to trust for https on that port), and `stop()` to end it (asserts exit 0).
+ * `adminCaFile` (the CA to trust for https on that port), `address` and `adminAddress` (host:port),
+ * and `stop()` to end it (asserts exit 0).
  */
-async function startBroker({ queues = {}, topics = {} } = {}) {
+async function startBroker({ queues = {}, topics = {}, args = [] } = {}) {
   const binary = process.env.BUSBAR_BIN;
   if (!binary) {
     throw new Error("BUSBAR_BIN must name the busbar binary (tests/js_sdk.rs sets it)");
@@ -66,16 +73,17 @@ async function startBroker({ queues = {}, topics = {} } = {}) {
   const child = spawn(
     binary,
     ["--config", configFile, "--data-dir", path.join(directory, "data"), "--listen", "127.0.0.1:0",
-     "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", ...tlsFiles],
+     "--tls-listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", ...tlsFiles, ...args],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const { address, amqpsAddress, adminAddress } = await listeningAddresses(child);
   const adminPort = Number(adminAddress.split(":").pop());
   const amqpsPort = Number(amqpsAddress.split(":").pop());
   const connectionStringFor = (endpoint) =>
-    `Endpoint=sb://${endpoint};SharedAccessKeyName=RootManageSharedAccessKey;` +
-    "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
+    connectionStringAs(endpoint, "RootManageSharedAccessKey", "SAS_KEY_VALUE");
   return {
+    address,
+    adminAddress: `localhost:${adminPort}`,
     connectionString: connectionStringFor(address),
     adminConnectionString: connectionStringFor(`localhost:${adminPort}`),
     adminPort,
@@ -151,4 +159,4 @@ function brokerForThisFile(entities) {
   return bus;
 }
 
-module.exports = { brokerForThisFile, WAIT };
+module.exports = { brokerForThisFile, connectionStringAs, startBroker, WAIT };

@@ -28,14 +28,15 @@ def connection_string(port, key=KEY):
     )
 
 
-def sas_token(url, key=KEY, valid_secs=300):
-    """A `SharedAccessSignature` header value for `url`, signed with the emulator key."""
+def sas_token(url, key=KEY, valid_secs=300, key_name=KEY_NAME):
+    """A `SharedAccessSignature` header value for `url`, signed with `key` (by default the
+    emulator's) of the rule `key_name`."""
     audience = urllib.parse.quote_plus(url)
     expiry = str(int(time.time()) + valid_secs)
     signature = hmac.new(key.encode(), f"{audience}\n{expiry}".encode(), hashlib.sha256)
     return (
         f"SharedAccessSignature sr={audience}&sig="
-        f"{urllib.parse.quote_plus(base64.b64encode(signature.digest()))}&se={expiry}&skn={KEY_NAME}"
+        f"{urllib.parse.quote_plus(base64.b64encode(signature.digest()))}&se={expiry}&skn={key_name}"
     )
 
 
@@ -104,17 +105,11 @@ def strict_client(connection_string):
     )
 
 
-def api(broker, method, path, body=None):
-    """Calls a `/$busbar/` endpoint with a SAS token and an optional JSON `body`; returns
-    (status, decoded JSON body, or None for an error)."""
+def api(broker, method, path, body=None, key_name=KEY_NAME, key=KEY):
+    """Calls a `/$busbar/` endpoint with a SAS token of `key_name` (by default the emulator's)
+    and an optional JSON `body`; returns (status, decoded JSON body, or None for an error)."""
     url = f"http://127.0.0.1:{broker.admin_port}{path}"
-    audience = urllib.parse.quote_plus(url)
-    expiry = str(int(time.time()) + 300)
-    signature = hmac.new(KEY.encode(), f"{audience}\n{expiry}".encode(), hashlib.sha256)
-    token = (
-        f"SharedAccessSignature sr={audience}&sig="
-        f"{urllib.parse.quote_plus(base64.b64encode(signature.digest()))}&se={expiry}&skn={KEY_NAME}"
-    )
+    token = sas_token(url, key=key, key_name=key_name)
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(
         url, data=data, method=method, headers={"Authorization": token}

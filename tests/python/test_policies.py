@@ -1,22 +1,29 @@
 """Shared-access policies (`--policies`) through the official SDK: each key's rights are enforced
-on its links, either key of a rule signs, and the emulator's published key is refused."""
+on its links, on the administration API, the HTTP data plane and the explorer's API; either key
+of a rule signs; a re-read of the policies file (SIGHUP) rotates keys without a restart; and the
+emulator's published key is refused."""
 
 import base64
 import json
 import os
 import secrets
+import signal
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
+from azure.core.exceptions import ClientAuthenticationError
 from azure.servicebus import ServiceBusClient, ServiceBusMessage
 from azure.servicebus.exceptions import (
     ServiceBusAuthenticationError,
     ServiceBusAuthorizationError,
     ServiceBusError,
 )
+from azure.servicebus.management import AuthorizationRule, ServiceBusAdministrationClient
 
 from conftest import Broker, QUEUES, _serving, busbar_binary
-from support import body_text, receive_one, strict_client
+from support import api, body_text, receive_one, sas_token, strict_client
 
 QUEUE = "q-send-receive"
 
@@ -33,33 +40,43 @@ KEYS = {
 }
 
 
-def policies():
+def policies(keys=KEYS):
     return {
         "SharedAccessPolicies": [
             {
                 "KeyName": "RootManageSharedAccessKey",
-                "PrimaryKey": KEYS["RootManageSharedAccessKey"],
+                "PrimaryKey": keys["RootManageSharedAccessKey"],
                 "Rights": ["Manage", "Send", "Listen"],
             },
-            {"KeyName": "sender", "PrimaryKey": KEYS["sender"], "Rights": ["Send"]},
+            {"KeyName": "sender", "PrimaryKey": keys["sender"], "Rights": ["Send"]},
             {
                 "KeyName": "listener",
-                "PrimaryKey": KEYS["listener"],
-                "SecondaryKey": KEYS["listener-secondary"],
+                "PrimaryKey": keys["listener"],
+                "SecondaryKey": keys["listener-secondary"],
                 "Rights": ["Listen"],
             },
         ]
     }
 
 
-@pytest.fixture(scope="module")
-def secured(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("policies")
+def secured_broker(workdir):
+    """A broker with `policies()` in `workdir/policies.json`."""
     path = workdir / "policies.json"
     path.write_text(json.dumps(policies()))
     broker = Broker(busbar_binary(), workdir, QUEUES, extra_args=["--policies", str(path)])
     broker.start()
     yield from _serving(broker)
+
+
+@pytest.fixture(scope="module")
+def secured(tmp_path_factory):
+    yield from secured_broker(tmp_path_factory.mktemp("policies"))
+
+
+@pytest.fixture
+def own_broker(tmp_path):
+    """A broker of its own, which the test may restart or whose policies file it may rewrite."""
+    yield from secured_broker(tmp_path)
 
 
 def conn(broker, name, key):
@@ -101,6 +118,100 @@ def test_a_listen_only_key_receives_settles_and_cannot_send(secured):
             assert body_text(message) == "for the listener"
             receiver.complete_message(message)
             assert receiver.peek_messages(max_message_count=5) == []
+
+
+def admin(broker, name, key):
+    """The SDK's admin client on the broker's admin port, over plain HTTP (as test_admin.py)."""
+    client = ServiceBusAdministrationClient.from_connection_string(
+        f"Endpoint=sb://localhost:{broker.admin_port};SharedAccessKeyName={name};"
+        f"SharedAccessKey={key};UseDevelopmentEmulator=true;"
+    )
+    client._impl._client._base_url = f"http://localhost:{broker.admin_port}"
+    return client
+
+
+def rest(broker, name, method, path):
+    """A data-plane request signed with `name`'s key; returns (status, body text)."""
+    url = f"http://127.0.0.1:{broker.admin_port}{path}"
+    token = sas_token(url, key=KEYS[name], key_name=name)
+    request = urllib.request.Request(
+        url, data=b"over http", method=method, headers={"Authorization": token}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_the_admin_api_and_the_explorer_need_manage_and_the_data_plane_its_claims(secured):
+    with admin(secured, "listener", KEYS["listener"]) as client:
+        with pytest.raises(ClientAuthenticationError) as refused:
+            client.get_queue(QUEUE)
+    assert "Manage,EntityRead claims required for this operation" in str(refused.value)
+    with admin(secured, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        assert client.get_queue(QUEUE).name == QUEUE
+    assert api(secured, "GET", "/$busbar/api/namespace", key_name="listener",
+               key=KEYS["listener"])[0] == 401
+    assert rest(secured, "sender", "POST", f"/{QUEUE}/messages")[0] == 201
+    # Refused before the entity is looked up: a queue that does not exist is not revealed.
+    for path in (f"/{QUEUE}/messages/head", "/no-such-queue/messages/head"):
+        status, body = rest(secured, "sender", "DELETE", path)
+        assert status == 401 and "'Listen' claim(s) are required" in body, body
+    status, body = rest(secured, "listener", "DELETE", f"/{QUEUE}/messages/head")
+    assert (status, body) == (200, "over http")
+    assert rest(secured, "listener", "POST", f"/{QUEUE}/messages")[0] == 401
+
+
+def test_an_entity_rule_made_by_the_admin_client_works_on_its_queue_only(secured):
+    primary, secondary = fresh_key(), fresh_key()
+    rule = AuthorizationRule(
+        type="SharedAccessAuthorizationRule", claim_type="SharedAccessKey", claim_value="None",
+        rights=["Send", "Listen"], key_name="orders-app", primary_key=primary,
+        secondary_key=secondary,
+    )
+    with admin(secured, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        client.create_queue("q-entity-rule", authorization_rules=[rule])
+        (read,) = client.get_queue("q-entity-rule").authorization_rules
+    assert (read.key_name, read.primary_key, read.secondary_key) == ("orders-app", primary, secondary)
+    assert sorted(read.rights) == ["Listen", "Send"]
+    own = conn(secured, "orders-app", secondary) + "EntityPath=q-entity-rule;"
+    with strict_client(own) as client:
+        client.get_queue_sender("q-entity-rule").send_messages(ServiceBusMessage("entity key"))
+        with client.get_queue_receiver("q-entity-rule", max_wait_time=5) as receiver:
+            message = receive_one(receiver)
+            assert body_text(message) == "entity key"
+            receiver.complete_message(message)
+    # Its key is no namespace key: another queue refuses it.
+    with strict_client(conn(secured, "orders-app", primary)) as client:
+        with pytest.raises(ServiceBusAuthenticationError):
+            client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("no"))
+
+
+def test_an_entity_rule_survives_a_restart(own_broker):
+    key = fresh_key()
+    rule = AuthorizationRule(key_name="kept", primary_key=key, rights=["Send"])
+    with admin(own_broker, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        client.create_queue("q-kept-rule", authorization_rules=[rule])
+    own_broker.stop()
+    own_broker.start()
+    with strict_client(conn(own_broker, "kept", key) + "EntityPath=q-kept-rule;") as client:
+        client.get_queue_sender("q-kept-rule").send_messages(ServiceBusMessage("after a restart"))
+
+
+def test_a_rotated_key_works_at_once_and_the_old_one_no_more_without_a_restart(own_broker):
+    old = KEYS["sender"]
+    with strict_client(conn(own_broker, "sender", old)) as client:
+        client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("before"))
+    rotated = dict(KEYS, sender=fresh_key())
+    (own_broker.workdir / "policies.json").write_text(json.dumps(policies(rotated)))
+    own_broker.process.send_signal(signal.SIGHUP)
+    own_broker._await_line(lambda line: "policies re-read" in line or None, "the re-read line")
+    with strict_client(conn(own_broker, "sender", old)) as client:
+        with pytest.raises(ServiceBusAuthenticationError):
+            client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("no"))
+    with strict_client(conn(own_broker, "sender", rotated["sender"])) as client:
+        client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("after"))
 
 
 def test_the_emulator_key_and_a_wrong_key_are_refused(secured):

@@ -27,6 +27,8 @@ pub struct Broker {
     pub admin_port: u16,
     pub data_dir: Option<PathBuf>,
     pub config: Option<PathBuf>,
+    /// The standard output lines after the listening lines.
+    lines: mpsc::Receiver<String>,
 }
 
 /// A fresh directory under the cargo target's test scratch space.
@@ -191,6 +193,28 @@ impl Broker {
             admin_port: admin_port.unwrap(),
             data_dir,
             config,
+            lines,
+        }
+    }
+
+    /// Sends the broker SIGHUP (it re-reads its `--policies` file) and waits for the line that
+    /// says it did.
+    pub fn hang_up(&self) {
+        let status = Command::new("kill")
+            .args(["-HUP", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let deadline = std::time::Instant::now() + START_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .expect("busbar did not say it re-read its policies");
+            if line.starts_with("policies re-read") {
+                return;
+            }
         }
     }
 

@@ -71,6 +71,7 @@ impl PostgresNode {
             admin_port,
             data_dir: None,
             config: Some(self.config.clone()),
+            lines: std::mem::replace(&mut self.lines, std::sync::mpsc::channel().1),
         }
     }
 

@@ -24,23 +24,51 @@ const SUPPLEMENTARY_HEADERS: [&str; 2] = [
     "ServiceBusDlqSupplementaryAuthorization",
 ];
 
-/// Checks one shared-access-signature token: its signature against the namespace's keys, and
-/// its expiry against `now_unix_millis`. Returns why it is refused, for the log (clients get a
-/// bare 401).
+/// A right a request needs: Service Bus's `AccessRights` (Manage implies Send and Listen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Right {
+    /// The administration API, the explorer, Busbar's controls.
+    Manage,
+    /// Sending through the HTTP data plane.
+    Send,
+    /// Receiving and settling through the HTTP data plane.
+    Listen,
+}
+
+/// What a request asks to be authorised for: a right, on one entity or on the namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Need<'a> {
+    /// The right.
+    pub right: Right,
+    /// The entity's path (`q`, `t/Subscriptions/s`), or `None` for the namespace.
+    pub entity: Option<&'a str>,
+}
+
+impl Need<'static> {
+    /// Manage on the namespace: what the administration API, the explorer and the controls need.
+    pub const MANAGE: Need<'static> = Need {
+        right: Right::Manage,
+        entity: None,
+    };
+}
+
+/// Checks one shared-access-signature token: its signature against the namespace's keys, its
+/// expiry against `now_unix_millis`, and that its rule grants what `need` asks. Returns why it
+/// is refused in the service's words (`InvalidSignature: The token has an invalid signature.`,
+/// `Manage,EntityRead claims required for this operation.`), which the 401 carries.
 ///
-/// Closures of that shape are verifiers, so the binary can pass
-/// `move |token, now| keys.verify(&SasToken::parse(token)?, now)` with the error mapped.
+/// Closures of that shape are verifiers, so the binary can pass one built on the broker's keys.
 pub trait SasVerifier: Send + Sync + 'static {
     /// Accepts or refuses `token`, the whole header value (`SharedAccessSignature sr=…`).
-    fn verify(&self, token: &str, now_unix_millis: i64) -> Result<(), String>;
+    fn verify(&self, token: &str, need: Need<'_>, now_unix_millis: i64) -> Result<(), String>;
 }
 
 impl<F> SasVerifier for F
 where
-    F: Fn(&str, i64) -> Result<(), String> + Send + Sync + 'static,
+    F: Fn(&str, Need<'_>, i64) -> Result<(), String> + Send + Sync + 'static,
 {
-    fn verify(&self, token: &str, now_unix_millis: i64) -> Result<(), String> {
-        self(token, now_unix_millis)
+    fn verify(&self, token: &str, need: Need<'_>, now_unix_millis: i64) -> Result<(), String> {
+        self(token, need, now_unix_millis)
     }
 }
 
@@ -63,7 +91,8 @@ impl std::fmt::Debug for Authorization {
     }
 }
 
-/// Why a request gets 401 (logged, never sent: the service answers 401 with an empty body).
+/// Why a request gets 401. A request without a token gets an empty body, as the service
+/// answers it; a refused one gets the service's `<Error>` body with [`Unauthorized::detail`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unauthorized {
     /// No `Authorization` header.
@@ -75,7 +104,7 @@ pub enum Unauthorized {
         /// Which header.
         header: &'static str,
     },
-    /// The verifier refused a token.
+    /// The verifier refused a token; `reason` is in the service's words.
     #[error("the {header} token is refused: {reason}")]
     Refused {
         /// Which header.
@@ -85,17 +114,56 @@ pub enum Unauthorized {
     },
 }
 
+impl Unauthorized {
+    /// The `<Detail>` of the 401 (before the tracking suffix), `None` for the empty body the
+    /// service answers a request without a token.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Unauthorized::Missing => None,
+            Unauthorized::NotSharedAccessSignature { .. } => Some(MALFORMED_TOKEN),
+            Unauthorized::Refused { reason, .. } => Some(reason),
+        }
+    }
+}
+
+/// The service's words for an `Authorization` header that is no shared access signature.
+const MALFORMED_TOKEN: &str = "MalformedToken: The credentials contained in the authorization \
+     header are not in the WRAP format.";
+
 impl Authorization {
-    /// Checks a request's headers at `now_unix_millis`.
-    pub fn check(&self, headers: &HeaderMap, now_unix_millis: i64) -> Result<(), Unauthorized> {
+    /// Checks a request's headers at `now_unix_millis` for `need`. The supplementary tokens of
+    /// a forwarding entity, when present, must grant Send on the namespace (they prove the
+    /// right to send to the target).
+    pub fn check(
+        &self,
+        headers: &HeaderMap,
+        need: Need<'_>,
+        now_unix_millis: i64,
+    ) -> Result<(), Unauthorized> {
         let Authorization::SharedAccessSignature(verifier) = self else {
             return Ok(());
         };
         let token = headers.get(AUTHORIZATION).ok_or(Unauthorized::Missing)?;
-        verify(verifier.as_ref(), "Authorization", token, now_unix_millis)?;
+        verify(
+            verifier.as_ref(),
+            "Authorization",
+            token,
+            need,
+            now_unix_millis,
+        )?;
+        let forwarding = Need {
+            right: Right::Send,
+            entity: None,
+        };
         for header in SUPPLEMENTARY_HEADERS {
             if let Some(token) = headers.get(header) {
-                verify(verifier.as_ref(), header, token, now_unix_millis)?;
+                verify(
+                    verifier.as_ref(),
+                    header,
+                    token,
+                    forwarding,
+                    now_unix_millis,
+                )?;
             }
         }
         Ok(())
@@ -106,6 +174,7 @@ fn verify(
     verifier: &dyn SasVerifier,
     header: &'static str,
     value: &hyper::header::HeaderValue,
+    need: Need<'_>,
     now_unix_millis: i64,
 ) -> Result<(), Unauthorized> {
     let token = value
@@ -114,7 +183,7 @@ fn verify(
         .filter(|token| token.starts_with(SAS_SCHEME))
         .ok_or(Unauthorized::NotSharedAccessSignature { header })?;
     verifier
-        .verify(token, now_unix_millis)
+        .verify(token, need, now_unix_millis)
         .map_err(|reason| Unauthorized::Refused { header, reason })
 }
 
@@ -125,7 +194,7 @@ mod tests {
 
     /// Accepts `SharedAccessSignature …sig=good…` that has not expired by `se=` (seconds).
     fn verifier() -> Authorization {
-        Authorization::SharedAccessSignature(Arc::new(|token: &str, now: i64| {
+        Authorization::SharedAccessSignature(Arc::new(|token: &str, need: Need<'_>, now: i64| {
             let expiry: i64 = token
                 .split(['&', ' '])
                 .find_map(|field| field.strip_prefix("se="))
@@ -136,6 +205,9 @@ mod tests {
             }
             if now >= expiry * 1000 {
                 return Err("expired".to_owned());
+            }
+            if need.right == Right::Manage && token.contains("skn=sender") {
+                return Err("Manage,EntityRead claims required for this operation.".to_owned());
             }
             Ok(())
         }))
@@ -153,17 +225,20 @@ mod tests {
 
     #[test]
     fn open_accepts_anything() {
-        assert_eq!(Authorization::Open.check(&HeaderMap::new(), 0), Ok(()));
+        assert_eq!(
+            Authorization::Open.check(&HeaderMap::new(), Need::MANAGE, 0),
+            Ok(())
+        );
     }
 
     #[test]
     fn a_verified_unexpired_token_passes_whatever_its_header_case() {
         assert_eq!(
-            verifier().check(&headers(&[("authorization", GOOD)]), 99_999),
+            verifier().check(&headers(&[("authorization", GOOD)]), Need::MANAGE, 99_999),
             Ok(())
         );
         assert_eq!(
-            verifier().check(&headers(&[("Authorization", GOOD)]), 0),
+            verifier().check(&headers(&[("Authorization", GOOD)]), Need::MANAGE, 0),
             Ok(())
         );
     }
@@ -172,22 +247,26 @@ mod tests {
     fn missing_malformed_refused_and_expired_tokens_fail() {
         let policy = verifier();
         assert_eq!(
-            policy.check(&HeaderMap::new(), 0),
+            policy.check(&HeaderMap::new(), Need::MANAGE, 0),
             Err(Unauthorized::Missing)
         );
         assert_eq!(
-            policy.check(&headers(&[("authorization", "Bearer eyJ0eXAi")]), 0),
+            policy.check(
+                &headers(&[("authorization", "Bearer eyJ0eXAi")]),
+                Need::MANAGE,
+                0
+            ),
             Err(Unauthorized::NotSharedAccessSignature {
                 header: "Authorization"
             })
         );
         let forged = GOOD.replace("sig=good", "sig=forged");
         assert!(matches!(
-            policy.check(&headers(&[("authorization", &forged)]), 0),
+            policy.check(&headers(&[("authorization", &forged)]), Need::MANAGE, 0),
             Err(Unauthorized::Refused { .. })
         ));
         assert_eq!(
-            policy.check(&headers(&[("authorization", GOOD)]), 100_000),
+            policy.check(&headers(&[("authorization", GOOD)]), Need::MANAGE, 100_000),
             Err(Unauthorized::Refused {
                 header: "Authorization",
                 reason: "expired".into()
@@ -205,9 +284,35 @@ mod tests {
             "ServiceBusDlqSupplementaryAuthorization",
         ] {
             let good = headers(&[("authorization", GOOD), (header, GOOD)]);
-            assert_eq!(policy.check(&good, 0), Ok(()), "{header}");
+            assert_eq!(policy.check(&good, Need::MANAGE, 0), Ok(()), "{header}");
             let bad = headers(&[("authorization", GOOD), (header, &forged)]);
-            assert!(policy.check(&bad, 0).is_err(), "{header}");
+            assert!(policy.check(&bad, Need::MANAGE, 0).is_err(), "{header}");
         }
+    }
+
+    #[test]
+    fn a_refusal_carries_the_verifier_s_words_and_a_missing_token_none() {
+        let policy = verifier();
+        let sender = GOOD.replace("skn=k", "skn=sender");
+        let refused = policy
+            .check(&headers(&[("authorization", &sender)]), Need::MANAGE, 0)
+            .unwrap_err();
+        assert_eq!(
+            refused.detail(),
+            Some("Manage,EntityRead claims required for this operation.")
+        );
+        let send = Need {
+            right: Right::Send,
+            entity: Some("q"),
+        };
+        assert_eq!(
+            policy.check(&headers(&[("authorization", &sender)]), send, 0),
+            Ok(())
+        );
+        let missing = policy.check(&HeaderMap::new(), send, 0).unwrap_err();
+        assert_eq!(missing.detail(), None);
+        let bearer = headers(&[("authorization", "Bearer x")]);
+        let malformed = policy.check(&bearer, send, 0).unwrap_err();
+        assert!(malformed.detail().unwrap().starts_with("MalformedToken"));
     }
 }

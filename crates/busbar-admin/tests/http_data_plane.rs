@@ -84,5 +84,20 @@ async fn malformed_requests_get_4xx_and_the_server_keeps_serving() {
         .send(Method::POST, "/q/messages", &[], "x")
         .await;
     assert_eq!(unauthorized.status, 401);
+    // A Send-only rule may send, but not receive or settle, and not learn what exists.
+    let sender = client.with_token(Some(&support::sender_token()));
+    let lock = "/nope/messages/1/00000000-0000-0000-0000-000000000001";
+    for (method, path) in [
+        (Method::POST, "/nope/messages/head"),
+        (Method::DELETE, "/nope/messages/head"),
+        (Method::DELETE, lock),
+        (Method::POST, lock),
+    ] {
+        let reply = sender.send(method.clone(), path, &[], "").await;
+        assert_eq!(reply.status, 401, "{method} {path}: {}", reply.body);
+        assert!(reply.body.contains("the Listen claim"), "{}", reply.body);
+    }
+    let sent = sender.send(Method::POST, "/q/messages", &[], "x").await;
+    assert_ne!(sent.status, 401, "{}", sent.body);
     server.assert_serving().await;
 }

@@ -8,7 +8,7 @@
 mod support;
 
 use hyper::Method;
-use support::{Client, KEY_NAME, Reply, TestServer, queue_body};
+use support::{Client, KEY_NAME, Reply, SENDER_KEY_NAME, TestServer, queue_body};
 
 const FORM: (&str, &str) = ("content-type", "application/x-www-form-urlencoded");
 
@@ -81,6 +81,11 @@ async fn sign_in_sets_a_strict_http_only_cookie_and_refuses_unknown_keys() {
     let server = server_with_queue().await;
     let client = browser(&server);
     let refused = post_form(&client, "/explorer/sign-in", &[], "key_name=Other&key=k").await;
+    assert_eq!(refused.status, 401);
+    assert!(!refused.headers.contains_key("set-cookie"));
+    // A rule without Manage does not sign in either.
+    let sender = format!("key_name={SENDER_KEY_NAME}&key=k");
+    let refused = post_form(&client, "/explorer/sign-in", &[], &sender).await;
     assert_eq!(refused.status, 401);
     assert!(!refused.headers.contains_key("set-cookie"));
     let connection = format!(

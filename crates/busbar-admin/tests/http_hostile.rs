@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use hyper::Method;
 use support::{
-    TestServer, expired_token, forged_token, queue_body, raw_exchange, read_to_close, status_of,
-    valid_token,
+    TestServer, expired_token, forged_token, queue_body, raw_exchange, read_to_close, sender_token,
+    status_of, valid_token,
 };
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -24,19 +24,32 @@ use tokio::time::Instant;
 const V: &str = "?api-version=2021-05";
 
 #[tokio::test]
-async fn requests_without_a_valid_token_get_an_empty_401() {
+async fn requests_without_a_valid_token_get_a_401_saying_why() {
     let server = TestServer::start().await;
     let client = server.client();
     let path = format!("/q{V}");
-    for token in [
-        None,
-        Some("Bearer eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9"),
-        Some(expired_token().as_str()),
-        Some(forged_token().as_str()),
-        Some("SharedAccessSignature sr=x&sig=y&se=4102444800&skn=Other"),
+    let missing = client.with_token(None).put(&path, &queue_body("")).await;
+    assert_eq!((missing.status, missing.body.as_str()), (401, ""));
+    for (token, why) in [
+        (None, ""),
+        (
+            Some("Bearer eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9"),
+            "<Code>401</Code><Detail>MalformedToken: ",
+        ),
+        (
+            Some(expired_token().as_str()),
+            "<Detail>expired TrackingId:",
+        ),
+        (Some(forged_token().as_str()), "<Detail>signature mismatch"),
+        (
+            Some("SharedAccessSignature sr=x&sig=y&se=4102444800&skn=Other"),
+            "<Detail>unknown key",
+        ),
+        (Some(sender_token().as_str()), "<Detail>the Manage claim"),
     ] {
         let reply = client.with_token(token).put(&path, &queue_body("")).await;
-        assert_eq!((reply.status, reply.body.as_str()), (401, ""), "{token:?}");
+        assert_eq!(reply.status, 401, "{token:?}");
+        assert!(reply.body.contains(why), "{token:?}: {}", reply.body);
         // Unknown paths too: nothing is told to a caller without a token.
         let reply = client.with_token(token).get("/$Resources/Nope").await;
         assert_eq!(reply.status, 401, "{token:?}");

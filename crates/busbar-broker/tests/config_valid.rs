@@ -259,6 +259,7 @@ fn put_token_checks_existence_against_the_configuration() {
             audience,
             1_000_000_000_000,
             |path| namespace.has_entity(path),
+            |_| None,
         )
     };
     let accepted = PutTokenOutcome::Accepted {

@@ -1,8 +1,10 @@
 //! Property tests: parsers of client and file input never panic, and round trips hold.
 #![allow(clippy::unwrap_used)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use busbar_broker::EntityName;
 use busbar_broker::auth::{PutTokenOutcome, SasKeys, SasToken, put_token, sign_token};
 use busbar_broker::config::{self, parse_duration};
 use busbar_broker::{Address, EntityPath};
@@ -53,7 +55,9 @@ proptest! {
         let _ = parse_duration(&text);
         let _ = config::parse(&text, "config.json");
         let _ = SasKeys::emulator().authenticate_plain(text.as_bytes());
-        let outcome = put_token(&SasKeys::emulator(), &text, &text, 0, |_: &EntityPath| true);
+        // With an entity rule everywhere, so arbitrary text reaches that path too.
+        let entity_rules = |_: &EntityName| Some(Arc::new(SasKeys::new([("entity-rule", "k")])));
+        let outcome = put_token(&SasKeys::emulator(), &text, &text, 0, |_: &EntityPath| true, entity_rules);
         let accepted = matches!(outcome, PutTokenOutcome::Accepted { .. });
         prop_assert!(!accepted, "accepted {:?}", text);
     }

@@ -16,7 +16,7 @@ use hyper::header::{AUTHORIZATION, COOKIE, HeaderValue};
 use sha2::Sha256;
 use uuid::Uuid;
 
-use crate::auth::Authorization;
+use crate::auth::{Authorization, Need};
 
 /// The session cookie's name.
 pub(crate) const COOKIE_NAME: &str = "busbar_explorer";
@@ -171,7 +171,9 @@ pub(crate) fn key_accepted(
     };
     let mut headers = HeaderMap::new();
     headers.insert(AUTHORIZATION, value);
-    authorization.check(&headers, now_unix_millis).is_ok()
+    authorization
+        .check(&headers, Need::MANAGE, now_unix_millis)
+        .is_ok()
 }
 
 /// Percent-encodes everything but unreserved characters (RFC 3986 §2.3).

@@ -28,6 +28,7 @@ use super::route::{
     Operation, RouteError, Routed, is_browser_home, is_health_probe, is_metrics_scrape, route,
 };
 use crate::atom::MAX_DOCUMENT_BYTES;
+use crate::auth::Need;
 use crate::control::{ControlError, NamespaceControl};
 use crate::explorer;
 use crate::metrics::{self, render};
@@ -65,14 +66,20 @@ pub(crate) async fn answer<C: NamespaceControl>(
         return explorer::answer(control, config, scheme, &parts, &url, body, deadline).await;
     }
     let routed = route(&parts.method, url.path());
+    let data_request = data_plane::route(&parts.method, url.path());
+    // Authorisation before anything else, so a refused caller learns nothing of what exists.
+    let need = data_request.as_ref().map_or(Need::MANAGE, |request| Need {
+        right: request.operation.right(),
+        entity: Some(&request.entity),
+    });
     if let Err(reason) = config
         .authorization
-        .check(&parts.headers, now.unix_millis())
+        .check(&parts.headers, need, now.unix_millis())
     {
         debug!(method = %parts.method, path = url.path(), %reason, "unauthorized");
-        return response::unauthorized();
+        return response::unauthorized(&reason, &url, now);
     }
-    if let Some(request) = data_plane::route(&parts.method, url.path()) {
+    if let Some(request) = data_request {
         let exchange = DataExchange {
             parts: &parts,
             url: &url,

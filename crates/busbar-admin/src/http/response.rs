@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::handlers::{Failure, Reply};
 use super::request_url::RequestUrl;
 use crate::atom::{ErrorBody, ErrorContext, Timestamp};
+use crate::auth::Unauthorized;
 use crate::control::Health;
 
 /// Every response's body: written whole before it is sent (documents are small).
@@ -80,11 +81,22 @@ pub(crate) fn closing(mut response: Response<Body>) -> Response<Body> {
     response
 }
 
-/// 401 with an empty body, as the service answers a missing or refused token.
-pub(crate) fn unauthorized() -> Response<Body> {
-    let mut response = Response::new(Body::default());
-    *response.status_mut() = StatusCode::UNAUTHORIZED;
-    response
+/// 401: with an empty body for a request without a token, as the service answers it, and
+/// with the service's `<Error>` body saying why for a refused token (every SDK's admin client
+/// raises its unauthorized error on the status, and shows the detail).
+pub(crate) fn unauthorized(
+    reason: &Unauthorized,
+    url: &RequestUrl,
+    now: Timestamp,
+) -> Response<Body> {
+    match reason.detail() {
+        Some(detail) => refusal(StatusCode::UNAUTHORIZED, detail, url, now),
+        None => {
+            let mut response = Response::new(Body::default());
+            *response.status_mut() = StatusCode::UNAUTHORIZED;
+            response
+        }
+    }
 }
 
 /// `GET /health`: the emulator's answer (`ServiceBus-Emulator/Schema/HealthCheckApiSchema.md`)

@@ -9,7 +9,7 @@ pub mod memory;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use busbar_admin::auth::Authorization;
+use busbar_admin::auth::{Authorization, Need, Right};
 use busbar_admin::http::{ServerConfig, serve};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -36,15 +36,24 @@ pub fn forged_token() -> String {
     valid_token().replace("sig=test", "sig=forged")
 }
 
+/// The key name of a rule with the Send right only.
+pub const SENDER_KEY_NAME: &str = "Sender";
+
+/// A token the test verifier accepts for sending only.
+pub fn sender_token() -> String {
+    valid_token().replace(KEY_NAME, SENDER_KEY_NAME)
+}
+
 /// Every token the verifier was asked about, in order.
 pub type TokenLog = Arc<Mutex<Vec<String>>>;
 
 /// Stands in for the broker's SAS check: a token verifies if it names the emulator's key, its
-/// signature is not `forged`, and its `se` is after `now`. It logs every token it sees.
+/// signature is not `forged`, and its `se` is after `now`; one naming [`SENDER_KEY_NAME`] is
+/// good for sending only. It logs every token it sees.
 pub fn authorization() -> (Authorization, TokenLog) {
     let log = TokenLog::default();
     let seen = Arc::clone(&log);
-    let verify = move |token: &str, now_unix_millis: i64| {
+    let verify = move |token: &str, need: Need<'_>, now_unix_millis: i64| {
         seen.lock().unwrap().push(token.to_owned());
         let fields: Vec<&str> = token
             .trim_start_matches("SharedAccessSignature ")
@@ -55,7 +64,8 @@ pub fn authorization() -> (Authorization, TokenLog) {
             .find_map(|field| field.strip_prefix("se="))
             .and_then(|se| se.parse().ok())
             .ok_or("no expiry")?;
-        if !fields.contains(&format!("skn={KEY_NAME}").as_str()) {
+        let sender = fields.contains(&format!("skn={SENDER_KEY_NAME}").as_str());
+        if !sender && !fields.contains(&format!("skn={KEY_NAME}").as_str()) {
             return Err("unknown key".to_owned());
         }
         if fields.contains(&"sig=forged") {
@@ -63,6 +73,9 @@ pub fn authorization() -> (Authorization, TokenLog) {
         }
         if now_unix_millis >= expiry.saturating_mul(1000) {
             return Err("expired".to_owned());
+        }
+        if sender && need.right != Right::Send {
+            return Err(format!("the {:?} claim is required", need.right));
         }
         Ok(())
     };

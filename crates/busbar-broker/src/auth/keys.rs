@@ -48,8 +48,9 @@ pub enum Unauthorized {
 }
 
 /// One shared-access authorization rule: a key name, a primary and an optional secondary key
-/// (either signs), and the rights a token signed with them carries.
-#[derive(Clone, PartialEq, Eq)]
+/// (either signs), and the rights a token signed with them carries. Entity-level rules are
+/// stored with their entity's definition (serialised, keys included, as the service keeps them).
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AuthorizationRule {
     /// `skn` of the tokens it signs.
     pub key_name: String,

@@ -6,9 +6,11 @@
 mod keys;
 mod put_token;
 mod rights;
+mod ring;
 mod token;
 
 pub use keys::{AuthorizationRule, DEFAULT_KEY, DEFAULT_KEY_NAME, SasKeys, Unauthorized};
 pub use put_token::{PutTokenOutcome, put_token};
 pub use rights::{AccessRights, Claim};
+pub use ring::KeyRing;
 pub use token::{SasToken, TokenError, sign_token};

@@ -1,10 +1,13 @@
 //! The `$cbs` put-token decision: is this token good for that audience, and does the entity exist?
 
+use std::sync::Arc;
+
 use super::keys::{SasKeys, Unauthorized};
 use super::rights::AccessRights;
 use super::token::SasToken;
 use crate::address::{Address, EntityPath, path_of};
 use crate::errors::BrokerError;
+use crate::names::EntityName;
 
 /// What a put-token request comes to; the `$cbs` handler answers 202, 401 or 404.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,10 +34,7 @@ impl PutTokenOutcome {
     pub fn to_broker_error(&self, namespace: &str) -> Option<BrokerError> {
         match self {
             Self::Accepted { .. } => None,
-            Self::Unauthorized(Unauthorized::SignatureMismatch(_)) => {
-                Some(BrokerError::InvalidSignature)
-            }
-            Self::Unauthorized(reason) => Some(BrokerError::Unauthorized(reason.to_string())),
+            Self::Unauthorized(reason) => Some(reason.clone().into()),
             Self::EntityNotFound { entity } => Some(BrokerError::EntityNotFound {
                 namespace: namespace.to_owned(),
                 entity: entity.clone(),
@@ -43,22 +43,55 @@ impl PutTokenOutcome {
     }
 }
 
+/// In the service's words where it has them: a wrong signature is `InvalidSignature`.
+impl From<Unauthorized> for BrokerError {
+    fn from(reason: Unauthorized) -> Self {
+        match reason {
+            Unauthorized::SignatureMismatch(_) => BrokerError::InvalidSignature,
+            reason => BrokerError::Unauthorized(reason.to_string()),
+        }
+    }
+}
+
+impl From<super::TokenError> for BrokerError {
+    fn from(error: super::TokenError) -> Self {
+        Unauthorized::from(error).into()
+    }
+}
+
 /// Decides a put-token request: `token` is the request body, `audience` its `name`
 /// application property (`sb://localhost:5673/q-basic`, `amqp://host/q/$management`, …).
 /// Authorisation is checked first, so an unauthorised client learns nothing about which
 /// entities exist. A namespace-level audience (`sb://host/`) names no entity and needs none.
+///
+/// A token whose key name no namespace rule has may be signed by a rule of the queue or topic
+/// the audience names (`entity_rules`; a topic's rules cover its subscriptions): it is then
+/// good within that entity only, its own audience included.
 pub fn put_token(
     keys: &SasKeys,
     token: &str,
     audience: &str,
     now_unix_millis: i64,
     entity_exists: impl Fn(&EntityPath) -> bool,
+    entity_rules: impl Fn(&EntityName) -> Option<Arc<SasKeys>>,
 ) -> PutTokenOutcome {
     let token = match SasToken::parse(token) {
         Ok(token) => token,
         Err(error) => return PutTokenOutcome::Unauthorized(error.into()),
     };
-    let rights = match keys.verify_rights(&token, now_unix_millis) {
+    let verified = match keys.verify_rights(&token, now_unix_millis) {
+        Err(Unauthorized::UnknownKeyName(name)) => {
+            let entity = top_level_entity(audience);
+            match entity.as_ref().and_then(&entity_rules) {
+                Some(rules) if top_level_entity(token.audience()) == entity => {
+                    rules.verify_rights(&token, now_unix_millis)
+                }
+                _ => Err(Unauthorized::UnknownKeyName(name)),
+            }
+        }
+        verified => verified,
+    };
+    let rights = match verified {
         Ok(rights) => rights,
         Err(reason) => return PutTokenOutcome::Unauthorized(reason),
     };
@@ -94,6 +127,14 @@ pub fn put_token(
     }
 }
 
+/// The queue or topic an audience is within (a subscription's topic), `None` for the namespace.
+fn top_level_entity(audience: &str) -> Option<EntityName> {
+    match &Address::parse(audience).ok()?.entity_node()?.path {
+        EntityPath::QueueOrTopic(name) => Some(name.clone()),
+        EntityPath::Subscription { topic, .. } => Some(topic.clone()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,7 +164,7 @@ mod tests {
     }
 
     fn decide(token: &str, audience: &str) -> PutTokenOutcome {
-        put_token(&SasKeys::emulator(), token, audience, NOW, exists)
+        put_token(&SasKeys::emulator(), token, audience, NOW, exists, |_| None)
     }
 
     #[test]
@@ -240,5 +281,51 @@ mod tests {
             decide(&emulator_token(audience), audience).to_broker_error("ns"),
             None
         );
+    }
+
+    #[test]
+    fn an_entity_rule_signs_for_its_entity_and_its_subscriptions_only() {
+        let rights = crate::auth::AccessRights::of([crate::auth::Claim::Listen]);
+        let rules = Arc::new(SasKeys::from_rules([crate::auth::AuthorizationRule {
+            key_name: "app".into(),
+            primary_key: "entity key".into(),
+            secondary_key: None,
+            rights,
+        }]));
+        let entity_rules =
+            |name: &EntityName| (*name == EntityName::from("t")).then(|| rules.clone());
+        let decide = |signed_for: &str, audience: &str| {
+            let token = sign_token(signed_for, "app", "entity key", EXPIRY_SECS);
+            put_token(
+                &SasKeys::emulator(),
+                &token,
+                audience,
+                NOW,
+                exists,
+                entity_rules,
+            )
+        };
+        for audience in [
+            "sb://localhost/t/Subscriptions/s",
+            "sb://localhost/T/subscriptions/S",
+        ] {
+            assert!(
+                matches!(decide(audience, audience), PutTokenOutcome::Accepted { rights: r, .. } if r == rights),
+                "{audience}"
+            );
+        }
+        // Another entity, or a token signed for the whole namespace, is not the rule's.
+        for (signed_for, audience) in [
+            ("sb://localhost/q-basic", "sb://localhost/q-basic"),
+            ("sb://localhost/", "sb://localhost/t/Subscriptions/s"),
+        ] {
+            assert!(
+                matches!(
+                    decide(signed_for, audience),
+                    PutTokenOutcome::Unauthorized(Unauthorized::UnknownKeyName(_))
+                ),
+                "{signed_for} for {audience}"
+            );
+        }
     }
 }

@@ -21,6 +21,20 @@ impl Claim {
         }
     }
 
+    /// The claim a `$management` operation needs, as Service Bus decides: scheduling and
+    /// cancelling a scheduled message are sends (Send); everything else the SDKs ask there —
+    /// renewing locks, peeking, receiving deferred messages, settling, session locks and
+    /// state, listing sessions, and a subscription's rules (which a Listen key manages) —
+    /// needs Listen.
+    pub fn of_management_operation(operation: &str) -> Claim {
+        match operation {
+            "com.microsoft:schedule-message" | "com.microsoft:cancel-scheduled-message" => {
+                Claim::Send
+            }
+            _ => Claim::Listen,
+        }
+    }
+
     /// The claim named `name` (case-insensitively, as the service reads rights).
     pub fn parse(name: &str) -> Option<Claim> {
         [Claim::Manage, Claim::Send, Claim::Listen]
@@ -30,7 +44,7 @@ impl Claim {
 }
 
 /// The rights one rule grants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct AccessRights {
     manage: bool,
     send: bool,
@@ -114,6 +128,26 @@ mod tests {
         assert!(send.allow(Claim::Send) && !send.allow(Claim::Listen));
         assert_eq!(send.union(AccessRights::of([Claim::Listen])), both);
         assert_eq!(both.claims(), vec![Claim::Send, Claim::Listen]);
+    }
+
+    #[test]
+    fn scheduling_needs_send_and_other_management_operations_listen() {
+        for operation in [
+            "com.microsoft:schedule-message",
+            "com.microsoft:cancel-scheduled-message",
+        ] {
+            assert_eq!(Claim::of_management_operation(operation), Claim::Send);
+        }
+        for operation in [
+            "com.microsoft:renew-lock",
+            "com.microsoft:peek-message",
+            "com.microsoft:update-disposition",
+            "com.microsoft:add-rule",
+            "com.microsoft:get-session-state",
+            "",
+        ] {
+            assert_eq!(Claim::of_management_operation(operation), Claim::Listen);
+        }
     }
 
     #[test]

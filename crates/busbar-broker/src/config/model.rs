@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::status::EntityStatus;
 use crate::address::EntityPath;
-use crate::auth::SasKeys;
+use crate::auth::{AuthorizationRule, KeyRing};
 use crate::names::EntityName;
 
 /// The name Service Bus gives the rule of a subscription created without rules.
@@ -36,7 +36,7 @@ pub struct Config {
     pub memory_budget_bytes: Option<u64>,
     /// The shared-access rules tokens are checked against (the binary's `--policies`; not
     /// part of `Config.json`): the emulator's key unless set.
-    pub keys: SasKeys,
+    pub keys: KeyRing,
 }
 
 /// The namespace and its entities, in file order.
@@ -68,6 +68,10 @@ pub struct QueueConfig {
     /// Whether it takes sends and hands out messages (`Status`).
     #[serde(default)]
     pub status: EntityStatus,
+    /// Its own shared-access rules (`AuthorizationRules`, set through the administration API):
+    /// their tokens are good on this queue only.
+    #[serde(default)]
+    pub authorization_rules: Vec<AuthorizationRule>,
 }
 
 /// A topic.
@@ -89,6 +93,10 @@ pub struct TopicConfig {
     /// Whether it takes sends (`Status`); `Disabled` also stops its subscriptions handing out.
     #[serde(default)]
     pub status: EntityStatus,
+    /// Its own shared-access rules (`AuthorizationRules`, set through the administration API):
+    /// their tokens are good on this topic and its subscriptions only.
+    #[serde(default)]
+    pub authorization_rules: Vec<AuthorizationRule>,
     /// The subscriptions, in file order.
     pub subscriptions: Vec<SubscriptionConfig>,
 }
@@ -232,6 +240,7 @@ impl Config {
                     max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
                     max_message_size_in_kilobytes: DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES,
                     status: EntityStatus::Active,
+                    authorization_rules: Vec::new(),
                 }],
                 topics: vec![TopicConfig {
                     name: EntityName::from("topic.1"),
@@ -240,6 +249,7 @@ impl Config {
                     max_size_in_megabytes: DEFAULT_MAX_SIZE_IN_MEGABYTES,
                     max_message_size_in_kilobytes: DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES,
                     status: EntityStatus::Active,
+                    authorization_rules: Vec::new(),
                     subscriptions: vec![SubscriptionConfig {
                         name: EntityName::from("subscription.1"),
                         delivery,
@@ -254,7 +264,7 @@ impl Config {
                 console: false,
             },
             memory_budget_bytes: None,
-            keys: SasKeys::emulator(),
+            keys: KeyRing::default(),
         }
     }
 }

@@ -13,7 +13,7 @@ use super::model::{
 };
 use super::reader::{DurationLimits, Fields, Invalid, describe_value};
 use super::status::{EntityStatus, QUEUE_STATUSES, SUBSCRIPTION_STATUSES, TOPIC_STATUSES};
-use crate::auth::SasKeys;
+use crate::auth::KeyRing;
 use crate::names::EntityName;
 
 /// Service Bus: a peek-lock lasts 5 seconds to 5 minutes.
@@ -165,7 +165,7 @@ pub(super) fn resolve(document: &Value) -> Result<Config, Invalid> {
         namespace,
         logging,
         memory_budget_bytes: None,
-        keys: SasKeys::emulator(),
+        keys: KeyRing::default(),
     })
 }
 
@@ -218,6 +218,7 @@ fn queue(value: &Value, path: &str) -> Result<QueueConfig, Invalid> {
         max_size_in_megabytes: max_size(properties.as_ref())?,
         max_message_size_in_kilobytes: max_message_size(properties.as_ref())?,
         status: status(properties.as_ref(), QUEUE_STATUSES)?,
+        authorization_rules: Vec::new(),
     })
 }
 
@@ -249,6 +250,7 @@ fn topic(value: &Value, path: &str) -> Result<TopicConfig, Invalid> {
         max_size_in_megabytes: max_size(properties.as_ref())?,
         max_message_size_in_kilobytes: max_message_size(properties.as_ref())?,
         status: status(properties.as_ref(), TOPIC_STATUSES)?,
+        authorization_rules: Vec::new(),
         subscriptions,
     })
 }

@@ -48,7 +48,7 @@ pub use control::{
 pub use entity_task::{SessionHolder, SessionView};
 pub use metrics::{CacheSnapshot, EntityTraffic, MetricsSnapshot};
 
-use crate::auth::SasKeys;
+use crate::auth::KeyRing;
 use crate::config::{
     Config, DEFAULT_MAX_MESSAGE_SIZE_IN_KILOBYTES, MAX_MESSAGE_SIZE_IN_KILOBYTES,
     message_size_limit,
@@ -119,7 +119,7 @@ pub enum RuntimeError {
 /// What every connection handler shares: read-only after start-up but for the rules.
 pub(crate) struct Shared {
     pub(crate) registry: Arc<LiveRegistry>,
-    pub(crate) keys: SasKeys,
+    pub(crate) keys: KeyRing,
     pub(crate) namespace: String,
     pub(crate) clock: Clock,
     /// Where rule changes are persisted (entity tasks hold their own handles).

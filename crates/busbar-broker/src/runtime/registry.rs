@@ -20,6 +20,7 @@ use super::rule_changes::{self, LiveRules};
 use super::rules::{AmqpView, compile, edited_copy};
 use super::{MAX_MESSAGE_SIZE, topic_schedule};
 use crate::address::EntityPath;
+use crate::auth::SasKeys;
 use crate::config::{
     DeliverySettings, DuplicateDetection, EntityStatus, NamespaceConfig, QueueConfig,
     SubscriptionConfig, TopicConfig, message_size_limit, subscription_refuses_receives,
@@ -96,6 +97,8 @@ pub(crate) struct Registry {
     statuses: HashMap<EntityPath, EntityStatus>,
     /// `MaxMessageSizeInKilobytes` of every queue and topic, in bytes.
     message_limits: HashMap<EntityName, u64>,
+    /// The shared-access rules of the queues and topics that have their own (see `status`).
+    entity_keys: HashMap<EntityName, Arc<SasKeys>>,
 }
 
 /// Service Bus forwards over at most this many hops (the configuration checks refuse more).
@@ -237,6 +240,7 @@ impl Registry {
         self.set_status(EntityPath::QueueOrTopic(queue.name.clone()), queue.status);
         let limit = message_size_limit(queue.max_message_size_in_kilobytes);
         self.message_limits.insert(queue.name.clone(), limit);
+        self.set_entity_keys(&queue.name, &queue.authorization_rules);
     }
 
     /// Removes a deleted queue; returns its handle.
@@ -245,6 +249,7 @@ impl Registry {
         self.message_limits.remove(name);
         self.statuses
             .remove(&EntityPath::QueueOrTopic(name.clone()));
+        self.entity_keys.remove(name);
         self.queues.remove(name)
     }
 
@@ -264,12 +269,14 @@ impl Registry {
         self.set_status(EntityPath::QueueOrTopic(topic.name.clone()), topic.status);
         let limit = message_size_limit(topic.max_message_size_in_kilobytes);
         self.message_limits.insert(topic.name.clone(), limit);
+        self.set_entity_keys(&topic.name, &topic.authorization_rules);
     }
 
     /// Removes a deleted topic with its subscriptions; returns its route.
     pub(crate) fn remove_topic(&mut self, name: &EntityName) -> Option<TopicRoute> {
         self.subscriptions.retain(|(topic, _), _| topic != name);
         self.message_limits.remove(name);
+        self.entity_keys.remove(name);
         self.statuses.retain(|path, _| match path {
             EntityPath::QueueOrTopic(entity) => entity != name,
             EntityPath::Subscription { topic, .. } => topic != name,

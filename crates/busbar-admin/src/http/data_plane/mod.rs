@@ -15,6 +15,7 @@ pub(crate) use answer::{DataExchange, answer};
 use hyper::Method;
 
 use crate::atom::percent_decode;
+use crate::auth::Right;
 use crate::data_plane::{LockAction, ReceiveMode};
 
 /// A data-plane request: the entity's path (decoded) and what to do.
@@ -40,6 +41,16 @@ pub(crate) enum DataOperation {
         /// Complete, unlock or renew.
         action: LockAction,
     },
+}
+
+impl DataOperation {
+    /// The right it needs: Send to send, Listen to receive and settle.
+    pub(crate) fn right(&self) -> Right {
+        match self {
+            DataOperation::Send => Right::Send,
+            DataOperation::Receive(_) | DataOperation::Lock { .. } => Right::Listen,
+        }
+    }
 }
 
 /// The data-plane request `method` on `path` (raw, percent-encoded) asks for, if it is one.

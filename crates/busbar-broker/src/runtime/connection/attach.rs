@@ -5,14 +5,14 @@
 use std::collections::{HashMap, VecDeque};
 
 use busbar_amqp::engine::{AttachReply, AttachRequest, Connection, LinkId};
-use busbar_amqp::performatives::{ReceiverSettleMode, Role, SenderSettleMode};
+use busbar_amqp::performatives::{AmqpError, ReceiverSettleMode, Role, SenderSettleMode};
 use busbar_core::{ReceiveMode, SubQueue};
 use busbar_sessions::check_receiver_kind;
 
 use super::send_window::{SEND_CREDIT, SendWindow};
 use super::session_attach::{AcceptingSession, is_session_receiver, session_filter_descriptor};
 use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
-use crate::address::{Address, EntityNode, SubQueue as AddressSubQueue};
+use crate::address::{Address, EntityNode, EntityPath, SubQueue as AddressSubQueue};
 use crate::auth::{AccessRights, Claim};
 use crate::errors::BrokerError;
 use crate::runtime::MAX_TRANSFER_SIZE;
@@ -120,6 +120,7 @@ impl BrokerConnection {
                 Ok((
                     LinkKind::Requests {
                         node: RequestNode::Management {
+                            node,
                             entity,
                             sub_queue,
                             topic,
@@ -264,7 +265,11 @@ impl BrokerConnection {
     /// Whether the connection holds one of `claims` on the node. Authorisation comes before
     /// existence, as in Service Bus: unknown entities are reported as such only to a client
     /// whose rights would have let it use them.
-    fn check_access(&self, node: &EntityNode, claims: &[Claim]) -> Result<(), BrokerError> {
+    pub(super) fn check_access(
+        &self,
+        node: &EntityNode,
+        claims: &[Claim],
+    ) -> Result<(), BrokerError> {
         let rights = self.rights(&node.path);
         if claims.iter().any(|&claim| rights.allow(claim)) {
             Ok(())
@@ -277,6 +282,50 @@ impl BrokerConnection {
                 claim: claims.first().map_or("Manage", |claim| claim.name()),
                 resource: format!("sb://{}/{}", self.shared.namespace, node.path),
             })
+        }
+    }
+
+    /// Voids what the connection's token for `path` (`None`: the namespace) granted, after
+    /// its renewal was refused with `error` — the service re-checks a client's rights when it
+    /// renews its token — and detaches, with that error, every link its remaining rights no
+    /// longer cover.
+    pub(super) fn revoke(
+        &mut self,
+        path: Option<&EntityPath>,
+        error: &BrokerError,
+        connection: &mut Connection,
+    ) {
+        self.grants.retain(|grant| grant.path.as_ref() != path);
+        let parsed = |path: &str| Some(Address::parse(path).ok()?.entity_node()?.path.clone());
+        let lapsed: Vec<(LinkId, EntityPath)> = self
+            .links
+            .iter()
+            .filter_map(|(&link, kind)| {
+                let (path, claims): (EntityPath, &[Claim]) = match kind {
+                    LinkKind::Sender { path, .. } => (path.clone(), &[Claim::Send]),
+                    LinkKind::Receiver(receiver) => {
+                        (parsed(&receiver.entity.path)?, &[Claim::Listen])
+                    }
+                    LinkKind::AcceptingSession(pending) => {
+                        (parsed(&pending.receiver.entity.path)?, &[Claim::Listen])
+                    }
+                    LinkKind::Requests {
+                        node: RequestNode::Management { node, .. },
+                        ..
+                    } => (node.path.clone(), &[Claim::Send, Claim::Listen]),
+                    LinkKind::Requests { .. } | LinkKind::Replies(_) | LinkKind::Coordinator => {
+                        return None;
+                    }
+                };
+                let rights = self.rights(&path);
+                let covered = claims.iter().any(|&claim| rights.allow(claim));
+                (!covered).then_some((link, path))
+            })
+            .collect();
+        for (link, path) in lapsed {
+            let wire = self.wire(error, &path.to_string());
+            self.forget(link);
+            let _ = connection.detach(link, Some(AmqpError::new(wire.condition, wire.description)));
         }
     }
 

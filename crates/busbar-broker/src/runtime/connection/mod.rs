@@ -33,7 +33,7 @@ use self::settlements::HeldSettlements;
 use super::Shared;
 use super::mailbox::{ConnectionCommand, EntityCommand, Mailbox, ReceiverKey, post_entity};
 use super::registry::EntityHandle;
-use crate::address::EntityPath;
+use crate::address::{EntityNode, EntityPath};
 use crate::auth::AccessRights;
 use crate::errors::{BrokerError, ErrorScope, TrackingId, WireError};
 
@@ -61,6 +61,8 @@ struct ReceiveLink {
 enum RequestNode {
     Cbs,
     Management {
+        /// The node as addressed, which each request's rights are checked on.
+        node: EntityNode,
         entity: EntityHandle,
         sub_queue: SubQueue,
         /// A topic's node: only scheduling is served there.
@@ -224,9 +226,10 @@ impl BrokerConnection {
                 password,
             } => {
                 let response = format!("{authzid}\0{username}\0{password}");
-                match self.shared.keys.authenticate_plain(response.as_bytes()) {
+                let keys = self.shared.keys.current();
+                match keys.authenticate_plain(response.as_bytes()) {
                     Ok(name) => {
-                        self.authenticated = self.shared.keys.rights_of(&name);
+                        self.authenticated = keys.rights_of(&name);
                         SaslVerdict::Ok
                     }
                     Err(reason) => {

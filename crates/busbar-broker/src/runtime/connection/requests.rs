@@ -12,7 +12,7 @@ use super::transactions::{SendAnswer, transaction_of};
 use super::transfers::size_exceeded;
 use super::{BrokerConnection, Grant, LinkKind, RequestNode};
 use crate::address::{Address, EntityPath, path_of};
-use crate::auth::{PutTokenOutcome, put_token};
+use crate::auth::{Claim, PutTokenOutcome, put_token};
 use crate::errors::{BrokerError, StatusCode};
 use crate::names::EntityName;
 use crate::runtime::MAX_TRANSFER_SIZE;
@@ -71,7 +71,7 @@ impl BrokerConnection {
         };
         match node {
             RequestNode::Cbs => {
-                let response = self.put_token(&request);
+                let response = self.put_token(&request, connection);
                 self.route(
                     link,
                     &node_key,
@@ -81,10 +81,18 @@ impl BrokerConnection {
                 );
             }
             RequestNode::Management {
+                node,
                 entity,
                 sub_queue,
                 topic,
             } => {
+                // Each operation needs its own claim (the link itself needed Send or Listen).
+                let operation = request.text_property("operation").unwrap_or_default();
+                let claim = Claim::of_management_operation(operation);
+                if let Err(refused) = self.check_access(&node, &[claim]) {
+                    self.respond_management(link, &request, &entity.path, Err(refused), connection);
+                    return;
+                }
                 if topic && let Some(refused) = topic_refusal(&request) {
                     self.respond_management(link, &request, &entity.path, Err(refused), connection);
                     return;
@@ -169,13 +177,14 @@ impl BrokerConnection {
         }
     }
 
-    /// Answers a `$cbs` put-token and records what it grants.
-    fn put_token(&mut self, request: &Request) -> Message {
+    /// Answers a `$cbs` put-token and records what it grants; a refused one voids the grant it
+    /// would have renewed, and the links that held by it alone are detached.
+    fn put_token(&mut self, request: &Request, connection: &mut Connection) -> Message {
         let token = request.body.as_str().unwrap_or_default();
         let audience = request.text_property("name").unwrap_or_default();
         let outcome = if request.text_property("operation") == Some("put-token") {
             put_token(
-                &self.shared.keys,
+                &self.shared.keys.current(),
                 token,
                 audience,
                 self.shared.clock.wall_now().as_millis(),
@@ -185,6 +194,7 @@ impl BrokerConnection {
                 // authentication error carrying the text). The attach is still refused for
                 // clients that skip `$cbs`.
                 |path| self.shared.registry.current().resolve(path).is_some(),
+                |entity| self.shared.registry.current().entity_keys(entity),
             )
         } else {
             return failure(
@@ -203,12 +213,7 @@ impl BrokerConnection {
                     rights,
                 } = outcome
                 {
-                    let path = match Address::parse(audience) {
-                        Ok(address) if !path_of(audience).trim_end_matches('/').is_empty() => {
-                            address.entity_node().map(|node| node.path.clone())
-                        }
-                        _ => None,
-                    };
+                    let path = granted_path(audience);
                     self.grants.retain(|grant| grant.path != path);
                     self.grants.push(Grant {
                         path,
@@ -225,11 +230,16 @@ impl BrokerConnection {
                 )
             }
             // The tracker names the entity path, not the whole audience URI.
-            Some(error) => failure(
-                request,
-                StatusKeys::Cbs,
-                &self.wire(&error, path_of(audience).trim_matches('/')),
-            ),
+            Some(error) => {
+                if let PutTokenOutcome::Unauthorized(_) = outcome {
+                    self.revoke(granted_path(audience).as_ref(), &error, connection);
+                }
+                failure(
+                    request,
+                    StatusKeys::Cbs,
+                    &self.wire(&error, path_of(audience).trim_matches('/')),
+                )
+            }
         }
     }
 
@@ -364,6 +374,16 @@ const TOPIC_OPERATIONS: [&str; 2] = [
     "com.microsoft:schedule-message",
     "com.microsoft:cancel-scheduled-message",
 ];
+
+/// The entity a token's audience grants rights on, `None` for the namespace (`sb://host/`).
+fn granted_path(audience: &str) -> Option<EntityPath> {
+    match Address::parse(audience) {
+        Ok(address) if !path_of(audience).trim_end_matches('/').is_empty() => {
+            address.entity_node().map(|node| node.path.clone())
+        }
+        _ => None,
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,13 +1,33 @@
 //! Entity status in the registry: which queues, topics and subscriptions refuse sends or
 //! receives now. Every send (AMQP link, HTTP, explorer) and every receive attach asks here, so
-//! a change applies to the next one as soon as the registry is replaced.
+//! a change applies to the next one as soon as the registry is replaced. The entities' own
+//! shared-access rules are kept beside, for `$cbs` to find the same way.
+
+use std::sync::Arc;
 
 use super::{Registry, Resolved};
 use crate::address::EntityPath;
+use crate::auth::{AuthorizationRule, SasKeys};
 use crate::config::{EntityStatus, subscription_refuses_receives};
 use crate::errors::BrokerError;
+use crate::names::EntityName;
 
 impl Registry {
+    /// Records the shared-access rules of the queue or topic `name` (none: it has none).
+    pub(crate) fn set_entity_keys(&mut self, name: &EntityName, rules: &[AuthorizationRule]) {
+        if rules.is_empty() {
+            self.entity_keys.remove(name);
+        } else {
+            let keys = SasKeys::from_rules(rules.iter().cloned());
+            self.entity_keys.insert(name.clone(), Arc::new(keys));
+        }
+    }
+
+    /// The shared-access rules of the queue or topic `name`, if it has its own.
+    pub(crate) fn entity_keys(&self, name: &EntityName) -> Option<Arc<SasKeys>> {
+        self.entity_keys.get(name).cloned()
+    }
+
     /// Records the status of the queue, topic or subscription at `path`.
     pub(crate) fn set_status(&mut self, path: EntityPath, status: EntityStatus) {
         if status == EntityStatus::Active {
