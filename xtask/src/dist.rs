@@ -1,0 +1,127 @@
+//! `cargo xtask dist`: the packages that carry the `busbar` binary, versioned with the crate —
+//! a Python wheel (with the pytest kit), so far for the machine's own target. Each target's
+//! names (wheel platform, npm `os`/`cpu`) sit in one table, so more targets are one row each.
+
+mod wheel;
+mod zip;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::bench::workspace_root;
+use crate::cargo;
+
+const USAGE: &str = "usage: cargo xtask dist [--binary PATH] [--out DIR]";
+
+/// The version every package carries: the workspace's (xtask inherits it).
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What a package needs to know of the platform its binary runs on.
+pub(crate) struct Target {
+    /// The binary's file name there.
+    binary_name: &'static str,
+    /// The wheel's platform tag (`manylinux_2_34_x86_64`: the newest glibc symbol it needs).
+    wheel_platform: String,
+}
+
+/// The packages built from one binary.
+pub(crate) struct Packages {
+    pub(crate) wheel: PathBuf,
+}
+
+/// Runs `cargo xtask dist`.
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let mut binary = None;
+    let mut out = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .map(PathBuf::from)
+                .ok_or(format!("{arg} needs a value\n{USAGE}"))
+        };
+        match arg.as_str() {
+            "--binary" => binary = Some(value()?),
+            "--out" => out = Some(value()?),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+    }
+    let binary = match binary {
+        Some(path) => path,
+        None => {
+            cargo(
+                &["build", "--release", "-p", "busbar", "--bin", "busbar"],
+                &[],
+            )?;
+            target_dir().join("release").join("busbar")
+        }
+    };
+    let out = out.unwrap_or_else(|| target_dir().join("dist"));
+    let packages = package(&binary, &out)?;
+    eprintln!("xtask dist: {}", packages.wheel.display());
+    Ok(())
+}
+
+/// The cargo target directory (`CARGO_TARGET_DIR`, or `target` in the workspace).
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or(workspace_root().join("target"), PathBuf::from)
+}
+
+/// Builds every package from `binary` into `out` (emptied first).
+pub(crate) fn package(binary: &Path, out: &Path) -> Result<Packages, String> {
+    let _ = fs::remove_dir_all(out);
+    fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let binary = stripped(binary, out)?;
+    let target = host_target(&binary)?;
+    let root = workspace_root();
+    Ok(Packages {
+        wheel: wheel::build(&root, &binary, &target, VERSION, out)?,
+    })
+}
+
+/// The binary without its debug information (`strip`, from binutils), or as it is without it.
+fn stripped(binary: &Path, out: &Path) -> Result<Vec<u8>, String> {
+    let copy = out.join("busbar.stripped");
+    let status = Command::new("strip")
+        .arg("-o")
+        .arg(&copy)
+        .arg(binary)
+        .status();
+    let bytes = if status.is_ok_and(|status| status.success()) {
+        read(&copy)?
+    } else {
+        eprintln!(
+            "xtask dist: no strip; packaging {} as it is",
+            binary.display()
+        );
+        read(binary)?
+    };
+    let _ = fs::remove_file(&copy);
+    Ok(bytes)
+}
+
+/// The target of the machine building the packages: the binary is this machine's.
+fn host_target(binary: &[u8]) -> Result<Target, String> {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => Ok(Target {
+            binary_name: "busbar",
+            wheel_platform: format!("manylinux_2_{}_x86_64", newest_glibc_minor(binary)),
+        }),
+        (os, arch) => Err(format!("no package layout for {os}/{arch} yet")),
+    }
+}
+
+/// The highest `GLIBC_2.N` symbol version the binary names (17, manylinux2014's, if none):
+/// version names are NUL-terminated strings of its dynamic string table.
+fn newest_glibc_minor(binary: &[u8]) -> u32 {
+    binary
+        .split(|byte| *byte == 0)
+        .filter_map(|name| name.strip_prefix(b"GLIBC_2."))
+        .filter_map(|minor| std::str::from_utf8(minor).ok()?.parse().ok())
+        .fold(17, u32::max)
+}
+
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>, String> {
+    fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}

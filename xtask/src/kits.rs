@@ -1,0 +1,88 @@
+//! `cargo xtask ci`'s check of the packages: builds them from the debug binary the test step
+//! made, installs each from its built file into a fresh, empty project, and runs the kit's
+//! suite there with the official SDK at the version the repository's SDK suites pin.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::bench::workspace_root;
+use crate::dist::{self, target_dir};
+
+/// Runs every package's suite in a project of its own under `target/kits`.
+pub(crate) fn ci() -> Result<(), String> {
+    let binary = target_dir().join("debug").join("busbar");
+    let kits = target_dir().join("kits");
+    let packages = dist::package(&binary, &kits.join("dist"))?;
+    python(&packages.wheel, &fresh_project(&kits, "python")?)
+}
+
+/// An empty directory for one language's project.
+fn fresh_project(kits: &Path, language: &str) -> Result<PathBuf, String> {
+    let project = kits.join(format!("{language}-project"));
+    let _ = fs::remove_dir_all(&project);
+    fs::create_dir_all(&project)
+        .map_err(|e| format!("cannot create {}: {e}", project.display()))?;
+    Ok(project)
+}
+
+/// A virtual environment with the wheel and the SDK suite's pinned requirements (pip's cache
+/// holds them once the SDK suite ran), then pytest on the kit's suite.
+fn python(wheel: &Path, project: &Path) -> Result<(), String> {
+    let root = workspace_root();
+    let suite = root.join("packages").join("python").join("suite");
+    copy_files(&suite, project)?;
+    fs::write(project.join("pytest.ini"), "[pytest]\n").map_err(|e| e.to_string())?;
+    run(
+        Command::new("python3")
+            .args(["-m", "venv", ".venv"])
+            .current_dir(project),
+        "python3 -m venv",
+    )?;
+    let python = project.join(".venv").join("bin").join("python");
+    run(
+        Command::new(&python)
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .arg(wheel)
+            .arg("-r")
+            .arg(root.join("tests").join("python").join("requirements.txt"))
+            .current_dir(project),
+        "pip install (the wheel and the SDK)",
+    )?;
+    run(
+        Command::new(&python)
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .current_dir(project)
+            // The kit must find the binary the wheel installed.
+            .env_remove("BUSBAR_BIN")
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+        "the Python kit's suite",
+    )
+}
+
+/// Copies the files of `from` (not its folders) into `to`.
+fn copy_files(from: &Path, to: &Path) -> Result<(), String> {
+    let entries = fs::read_dir(from).map_err(|e| format!("cannot list {}: {e}", from.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.is_file() {
+            let name = path.file_name().unwrap_or_default();
+            fs::copy(&path, to.join(name))
+                .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs a command in the foreground, failing with `what` unless it succeeds.
+fn run(command: &mut Command, what: &str) -> Result<(), String> {
+    eprintln!("$ {what}");
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed ({status})"))
+    }
+}
