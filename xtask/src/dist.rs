@@ -1,7 +1,9 @@
 //! `cargo xtask dist`: the packages that carry the `busbar` binary, versioned with the crate —
-//! a Python wheel (with the pytest kit), so far for the machine's own target. Each target's
+//! a Python wheel (with the pytest kit) and an npm package (with the Node.js kit), so far for the
+//! machine's own target. Each target's
 //! names (wheel platform, npm `os`/`cpu`) sit in one table, so more targets are one row each.
 
+mod npm;
 mod wheel;
 mod zip;
 
@@ -23,11 +25,15 @@ pub(crate) struct Target {
     binary_name: &'static str,
     /// The wheel's platform tag (`manylinux_2_34_x86_64`: the newest glibc symbol it needs).
     wheel_platform: String,
+    /// Node's `process.platform` and `process.arch` there (npm's `os` and `cpu`).
+    node_platform: &'static str,
+    node_arch: &'static str,
 }
 
 /// The packages built from one binary.
 pub(crate) struct Packages {
     pub(crate) wheel: PathBuf,
+    pub(crate) npm: PathBuf,
 }
 
 /// Runs `cargo xtask dist`.
@@ -59,7 +65,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     };
     let out = out.unwrap_or_else(|| target_dir().join("dist"));
     let packages = package(&binary, &out)?;
-    eprintln!("xtask dist: {}", packages.wheel.display());
+    for package in [&packages.wheel, &packages.npm] {
+        eprintln!("xtask dist: {}", package.display());
+    }
     Ok(())
 }
 
@@ -70,6 +78,9 @@ pub(crate) fn target_dir() -> PathBuf {
 
 /// Builds every package from `binary` into `out` (emptied first).
 pub(crate) fn package(binary: &Path, out: &Path) -> Result<Packages, String> {
+    if !binary.is_file() {
+        return Err(format!("no binary at {} (build it first)", binary.display()));
+    }
     let _ = fs::remove_dir_all(out);
     fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let binary = stripped(binary, out)?;
@@ -77,6 +88,7 @@ pub(crate) fn package(binary: &Path, out: &Path) -> Result<Packages, String> {
     let root = workspace_root();
     Ok(Packages {
         wheel: wheel::build(&root, &binary, &target, VERSION, out)?,
+        npm: npm::build(&root, &binary, &target, VERSION, out)?,
     })
 }
 
@@ -107,6 +119,8 @@ fn host_target(binary: &[u8]) -> Result<Target, String> {
         ("linux", "x86_64") => Ok(Target {
             binary_name: "busbar",
             wheel_platform: format!("manylinux_2_{}_x86_64", newest_glibc_minor(binary)),
+            node_platform: "linux",
+            node_arch: "x64",
         }),
         (os, arch) => Err(format!("no package layout for {os}/{arch} yet")),
     }

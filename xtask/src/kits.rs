@@ -14,7 +14,8 @@ pub(crate) fn ci() -> Result<(), String> {
     let binary = target_dir().join("debug").join("busbar");
     let kits = target_dir().join("kits");
     let packages = dist::package(&binary, &kits.join("dist"))?;
-    python(&packages.wheel, &fresh_project(&kits, "python")?)
+    python(&packages.wheel, &fresh_project(&kits, "python")?)?;
+    node(&packages.npm, &fresh_project(&kits, "node")?)
 }
 
 /// An empty directory for one language's project.
@@ -58,6 +59,51 @@ fn python(wheel: &Path, project: &Path) -> Result<(), String> {
             .env("PYTHONDONTWRITEBYTECODE", "1"),
         "the Python kit's suite",
     )
+}
+
+/// An npm project with the package and the SDK at the version `tests/js` pins (npm's cache
+/// holds it once the SDK suite ran), then `node --test` on the kit's suite.
+fn node(package: &Path, project: &Path) -> Result<(), String> {
+    let root = workspace_root();
+    copy_files(&root.join("packages").join("npm").join("suite"), project)?;
+    let manifest = "{\"name\": \"kit-suite\", \"private\": true}\n";
+    fs::write(project.join("package.json"), manifest).map_err(|e| e.to_string())?;
+    let sdk = format!("@azure/service-bus@{}", pinned_js_sdk(&root)?);
+    run(
+        Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--prefer-offline",
+                "--loglevel=error",
+            ])
+            .arg(package)
+            .arg(sdk)
+            .current_dir(project),
+        "npm install (the package and the SDK)",
+    )?;
+    run(
+        Command::new("node")
+            .args(["--test", "--test-force-exit"])
+            .current_dir(project)
+            .env_remove("BUSBAR_BIN")
+            .env_remove("NODE_PATH"),
+        "the Node.js kit's suite",
+    )
+}
+
+/// The `@azure/service-bus` version of `tests/js/package.json`.
+fn pinned_js_sdk(root: &Path) -> Result<String, String> {
+    let path = root.join("tests").join("js").join("package.json");
+    let manifest =
+        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let key = "\"@azure/service-bus\": \"";
+    let start = manifest
+        .find(key)
+        .ok_or(format!("{} pins no @azure/service-bus", path.display()))?;
+    let rest = &manifest[start + key.len()..];
+    Ok(rest[..rest.find('"').unwrap_or(rest.len())].to_owned())
 }
 
 /// Copies the files of `from` (not its folders) into `to`.

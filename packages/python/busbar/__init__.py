@@ -10,7 +10,10 @@ import shutil
 import sysconfig
 from importlib import metadata
 
-__version__ = metadata.version("busbar")
+try:
+    __version__ = metadata.version("busbar")
+except metadata.PackageNotFoundError:  # run from the source tree (BUSBAR_BIN names the binary)
+    __version__ = "0+source"
 
 _NAME = "busbar.exe" if os.name == "nt" else "busbar"
 
