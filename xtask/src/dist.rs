@@ -30,6 +30,18 @@ pub(crate) struct Target {
     node_arch: &'static str,
 }
 
+/// What every package is built from.
+#[derive(Clone, Copy)]
+pub(crate) struct Job<'a> {
+    /// The workspace (the sources under `packages/`, the licences).
+    root: &'a Path,
+    binary: &'a [u8],
+    target: &'a Target,
+    version: &'a str,
+    /// Where the package goes.
+    out: &'a Path,
+}
+
 /// The packages built from one binary.
 pub(crate) struct Packages {
     pub(crate) wheel: PathBuf,
@@ -79,16 +91,26 @@ pub(crate) fn target_dir() -> PathBuf {
 /// Builds every package from `binary` into `out` (emptied first).
 pub(crate) fn package(binary: &Path, out: &Path) -> Result<Packages, String> {
     if !binary.is_file() {
-        return Err(format!("no binary at {} (build it first)", binary.display()));
+        return Err(format!(
+            "no binary at {} (build it first)",
+            binary.display()
+        ));
     }
     let _ = fs::remove_dir_all(out);
     fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let binary = stripped(binary, out)?;
     let target = host_target(&binary)?;
     let root = workspace_root();
+    let job = Job {
+        root: &root,
+        binary: &binary,
+        target: &target,
+        version: VERSION,
+        out,
+    };
     Ok(Packages {
-        wheel: wheel::build(&root, &binary, &target, VERSION, out)?,
-        npm: npm::build(&root, &binary, &target, VERSION, out)?,
+        wheel: wheel::build(&job)?,
+        npm: npm::build(&job)?,
     })
 }
 

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{Target, read};
+use super::{Job, read};
 
 /// The files of `packages/npm` that go into the package (the suite stays behind).
 const FILES: &[&str] = &[
@@ -18,21 +18,16 @@ const FILES: &[&str] = &[
 ];
 
 /// Builds `busbar-VERSION.tgz` in `out`; returns its path.
-pub(crate) fn build(
-    root: &Path,
-    binary: &[u8],
-    target: &Target,
-    version: &str,
-    out: &Path,
-) -> Result<PathBuf, String> {
-    let sources = root.join("packages").join("npm");
-    let stage = out.join("npm-stage");
+pub(crate) fn build(job: &Job<'_>) -> Result<PathBuf, String> {
+    let version = job.version;
+    let sources = job.root.join("packages").join("npm");
+    let stage = job.out.join("npm-stage");
     let _ = fs::remove_dir_all(&stage);
     for file in FILES {
         write(&stage.join(file), &read(&sources.join(file))?)?;
     }
     for license in ["LICENSE-MIT", "LICENSE-APACHE"] {
-        write(&stage.join(license), &read(&root.join(license))?)?;
+        write(&stage.join(license), &read(&job.root.join(license))?)?;
     }
     let manifest = String::from_utf8_lossy(&read(&sources.join("package.json"))?).into_owned();
     let placeholder = "\"version\": \"0.0.0-dev\"";
@@ -41,7 +36,7 @@ pub(crate) fn build(
     }
     let platforms = format!(
         "\"version\": \"{version}\",\n  \"os\": [\"{}\"],\n  \"cpu\": [\"{}\"]",
-        target.node_platform, target.node_arch
+        job.target.node_platform, job.target.node_arch
     );
     write(
         &stage.join("package.json"),
@@ -49,15 +44,18 @@ pub(crate) fn build(
     )?;
     let vendored = stage
         .join("vendor")
-        .join(format!("{}-{}", target.node_platform, target.node_arch))
-        .join(target.binary_name);
-    write(&vendored, binary)?;
+        .join(format!(
+            "{}-{}",
+            job.target.node_platform, job.target.node_arch
+        ))
+        .join(job.target.binary_name);
+    write(&vendored, job.binary)?;
     executable(&vendored)?;
     executable(&stage.join("bin").join("busbar.js"))?;
 
     let status = Command::new("npm")
         .args(["pack", "--silent", "--pack-destination"])
-        .arg(out)
+        .arg(job.out)
         .current_dir(&stage)
         .stdout(std::process::Stdio::null())
         .status()
@@ -66,7 +64,7 @@ pub(crate) fn build(
         return Err(format!("npm pack failed ({status})"));
     }
     let _ = fs::remove_dir_all(&stage);
-    Ok(out.join(format!("busbar-{version}.tgz")))
+    Ok(job.out.join(format!("busbar-{version}.tgz")))
 }
 
 fn write(path: &Path, contents: &[u8]) -> Result<(), String> {

@@ -9,17 +9,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::zip::Zip;
-use super::{Target, read};
+use super::{Job, read};
 
 /// Builds `busbar-VERSION-py3-none-PLATFORM.whl` in `out`; returns its path.
-pub(crate) fn build(
-    root: &Path,
-    binary: &[u8],
-    target: &Target,
-    version: &str,
-    out: &Path,
-) -> Result<PathBuf, String> {
-    let sources = root.join("packages").join("python");
+pub(crate) fn build(job: &Job<'_>) -> Result<PathBuf, String> {
+    let version = job.version;
+    let sources = job.root.join("packages").join("python");
     let mut files: Vec<(String, Vec<u8>, u32)> = Vec::new();
     for path in python_files(&sources.join("busbar"))? {
         let relative = path
@@ -29,15 +24,15 @@ pub(crate) fn build(
             .replace('\\', "/");
         files.push((relative, read(&path)?, 0o644));
     }
-    let data = format!("busbar-{version}.data/scripts/{}", target.binary_name);
-    files.push((data, binary.to_vec(), 0o755));
+    let data = format!("busbar-{version}.data/scripts/{}", job.target.binary_name);
+    files.push((data, job.binary.to_vec(), 0o755));
 
-    let tag = format!("py3-none-{}", target.wheel_platform);
+    let tag = format!("py3-none-{}", job.target.wheel_platform);
     let info = format!("busbar-{version}.dist-info");
     let readme = String::from_utf8_lossy(&read(&sources.join("README.md"))?).into_owned();
     let metadata = format!(
         "Metadata-Version: 2.1\nName: busbar\nVersion: {version}\n\
-         Summary: The Busbar Service Bus broker binary, and a test kit and pytest plugin for it\n\
+         Summary: The Busbar Service Bus broker job.binary, and a test kit and pytest plugin for it\n\
          License: MIT OR Apache-2.0\nRequires-Python: >=3.9\n\
          Project-URL: Repository, https://github.com/busbar-rs/busbar\n\
          Classifier: Framework :: Pytest\n\
@@ -55,7 +50,7 @@ pub(crate) fn build(
         0o644,
     ));
     for license in ["LICENSE-MIT", "LICENSE-APACHE"] {
-        let text = read(&root.join(license))?;
+        let text = read(&job.root.join(license))?;
         files.push((format!("{info}/licenses/{license}"), text, 0o644));
     }
 
@@ -69,7 +64,7 @@ pub(crate) fn build(
     record.push_str(&format!("{info}/RECORD,,\n"));
     zip.add(&format!("{info}/RECORD"), record.as_bytes(), 0o644)?;
 
-    let path = out.join(format!("busbar-{version}-{tag}.whl"));
+    let path = job.out.join(format!("busbar-{version}-{tag}.whl"));
     fs::write(&path, zip.finish()?).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
 }
