@@ -1,8 +1,9 @@
 //! `cargo xtask dist`: the packages that carry the `busbar` binary, versioned with the crate —
-//! a Python wheel (with the pytest kit) and an npm package (with the Node.js kit), so far for the
-//! machine's own target. Each target's
+//! a Python wheel (with the pytest kit), an npm package (with the Node.js kit) and a Maven
+//! artifact (with the JUnit 5 kit), so far for the machine's own target. Each target's
 //! names (wheel platform, npm `os`/`cpu`) sit in one table, so more targets are one row each.
 
+mod maven;
 mod npm;
 mod wheel;
 mod zip;
@@ -14,7 +15,7 @@ use std::process::Command;
 use crate::bench::workspace_root;
 use crate::cargo;
 
-const USAGE: &str = "usage: cargo xtask dist [--binary PATH] [--out DIR]";
+const USAGE: &str = "usage: cargo xtask dist [--binary PATH] [--out DIR] [--maven-repo DIR]";
 
 /// The version every package carries: the workspace's (xtask inherits it).
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -28,6 +29,9 @@ pub(crate) struct Target {
     /// Node's `process.platform` and `process.arch` there (npm's `os` and `cpu`).
     node_platform: &'static str,
     node_arch: &'static str,
+    /// The folder of the binary inside the Maven artifact (`linux-x86_64`, as the kit names
+    /// the JVM's `os.name` and `os.arch`).
+    java_platform: &'static str,
 }
 
 /// What every package is built from.
@@ -40,18 +44,23 @@ pub(crate) struct Job<'a> {
     version: &'a str,
     /// Where the package goes.
     out: &'a Path,
+    /// Maven's local repository for building the jar (Maven's default if none).
+    maven_repository: Option<&'a Path>,
 }
 
 /// The packages built from one binary.
 pub(crate) struct Packages {
     pub(crate) wheel: PathBuf,
     pub(crate) npm: PathBuf,
+    /// The jar, with its pom beside it.
+    pub(crate) maven: PathBuf,
 }
 
 /// Runs `cargo xtask dist`.
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut binary = None;
     let mut out = None;
+    let mut maven_repository = None;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         let mut value = || {
@@ -62,6 +71,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         match arg.as_str() {
             "--binary" => binary = Some(value()?),
             "--out" => out = Some(value()?),
+            "--maven-repo" => maven_repository = Some(value()?),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
@@ -76,8 +86,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         }
     };
     let out = out.unwrap_or_else(|| target_dir().join("dist"));
-    let packages = package(&binary, &out)?;
-    for package in [&packages.wheel, &packages.npm] {
+    let packages = package(&binary, &out, maven_repository.as_deref())?;
+    for package in [&packages.wheel, &packages.npm, &packages.maven] {
         eprintln!("xtask dist: {}", package.display());
     }
     Ok(())
@@ -89,7 +99,11 @@ pub(crate) fn target_dir() -> PathBuf {
 }
 
 /// Builds every package from `binary` into `out` (emptied first).
-pub(crate) fn package(binary: &Path, out: &Path) -> Result<Packages, String> {
+pub(crate) fn package(
+    binary: &Path,
+    out: &Path,
+    maven_repository: Option<&Path>,
+) -> Result<Packages, String> {
     if !binary.is_file() {
         return Err(format!(
             "no binary at {} (build it first)",
@@ -107,10 +121,12 @@ pub(crate) fn package(binary: &Path, out: &Path) -> Result<Packages, String> {
         target: &target,
         version: VERSION,
         out,
+        maven_repository,
     };
     Ok(Packages {
         wheel: wheel::build(&job)?,
         npm: npm::build(&job)?,
+        maven: maven::build(&job)?,
     })
 }
 
@@ -143,6 +159,7 @@ fn host_target(binary: &[u8]) -> Result<Target, String> {
             wheel_platform: format!("manylinux_2_{}_x86_64", newest_glibc_minor(binary)),
             node_platform: "linux",
             node_arch: "x64",
+            java_platform: "linux-x86_64",
         }),
         (os, arch) => Err(format!("no package layout for {os}/{arch} yet")),
     }
@@ -156,6 +173,30 @@ fn newest_glibc_minor(binary: &[u8]) -> u32 {
         .filter_map(|name| name.strip_prefix(b"GLIBC_2."))
         .filter_map(|minor| std::str::from_utf8(minor).ok()?.parse().ok())
         .fold(17, u32::max)
+}
+
+/// Copies a directory tree.
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    let entries = fs::read_dir(from).map_err(|e| format!("cannot list {}: {e}", from.display()))?;
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let target = to.join(path.file_name().unwrap_or_default());
+        if path.is_dir() {
+            copy_tree(&path, &target)?;
+        } else {
+            write(&target, &read(&path)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a file, creating its folder.
+pub(crate) fn write(path: &Path, contents: &[u8]) -> Result<(), String> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    fs::write(path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>, String> {

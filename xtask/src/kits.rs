@@ -7,15 +7,35 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::bench::workspace_root;
-use crate::dist::{self, target_dir};
+use crate::dist::{self, copy_tree, target_dir, write};
 
 /// Runs every package's suite in a project of its own under `target/kits`.
 pub(crate) fn ci() -> Result<(), String> {
     let binary = target_dir().join("debug").join("busbar");
     let kits = target_dir().join("kits");
-    let packages = dist::package(&binary, &kits.join("dist"))?;
+    let maven_repository = java_suite_repository();
+    let packages = dist::package(&binary, &kits.join("dist"), maven_repository.as_deref())?;
     python(&packages.wheel, &fresh_project(&kits, "python")?)?;
-    node(&packages.npm, &fresh_project(&kits, "node")?)
+    node(&packages.npm, &fresh_project(&kits, "node")?)?;
+    java(
+        &packages.maven,
+        &kits,
+        maven_repository.as_deref(),
+        &fresh_project(&kits, "java")?,
+    )
+}
+
+/// The Maven local repository the Java SDK suite (`tests/java_sdk.rs`) filled, when it ran:
+/// the kit's build and suite use the same plugins and SDK, so they download next to nothing.
+fn java_suite_repository() -> Option<PathBuf> {
+    let caches = fs::read_dir(target_dir().join("tmp")).ok()?;
+    caches
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .find(|dir| {
+            let name = dir.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with("java-maven-") && dir.join("busbar-ready").is_file()
+        })
+        .map(|dir| dir.join("repository"))
 }
 
 /// An empty directory for one language's project.
@@ -32,7 +52,7 @@ fn fresh_project(kits: &Path, language: &str) -> Result<PathBuf, String> {
 fn python(wheel: &Path, project: &Path) -> Result<(), String> {
     let root = workspace_root();
     let suite = root.join("packages").join("python").join("suite");
-    copy_files(&suite, project)?;
+    copy_tree(&suite, project)?;
     fs::write(project.join("pytest.ini"), "[pytest]\n").map_err(|e| e.to_string())?;
     run(
         Command::new("python3")
@@ -65,7 +85,7 @@ fn python(wheel: &Path, project: &Path) -> Result<(), String> {
 /// holds it once the SDK suite ran), then `node --test` on the kit's suite.
 fn node(package: &Path, project: &Path) -> Result<(), String> {
     let root = workspace_root();
-    copy_files(&root.join("packages").join("npm").join("suite"), project)?;
+    copy_tree(&root.join("packages").join("npm").join("suite"), project)?;
     let manifest = "{\"name\": \"kit-suite\", \"private\": true}\n";
     fs::write(project.join("package.json"), manifest).map_err(|e| e.to_string())?;
     let sdk = format!("@azure/service-bus@{}", pinned_js_sdk(&root)?);
@@ -106,18 +126,40 @@ fn pinned_js_sdk(root: &Path) -> Result<String, String> {
     Ok(rest[..rest.find('"').unwrap_or(rest.len())].to_owned())
 }
 
-/// Copies the files of `from` (not its folders) into `to`.
-fn copy_files(from: &Path, to: &Path) -> Result<(), String> {
-    let entries = fs::read_dir(from).map_err(|e| format!("cannot list {}: {e}", from.display()))?;
-    for entry in entries {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.is_file() {
-            let name = path.file_name().unwrap_or_default();
-            fs::copy(&path, to.join(name))
-                .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
-        }
+/// The jar and its pom laid out as a Maven repository in `kits/maven-repository`, then
+/// `mvn test` on the kit's suite, a project that names that directory as a repository.
+fn java(jar: &Path, kits: &Path, local: Option<&Path>, project: &Path) -> Result<(), String> {
+    let root = workspace_root();
+    copy_tree(&root.join("packages").join("java").join("suite"), project)?;
+    let repository = kits.join("maven-repository");
+    let _ = fs::remove_dir_all(&repository);
+    let version = jar
+        .file_stem()
+        .and_then(|stem| stem.to_str())
+        .and_then(|stem| stem.strip_prefix("busbar-testing-"))
+        .ok_or(format!(
+            "{} is not busbar-testing-VERSION.jar",
+            jar.display()
+        ))?;
+    let artifact = repository.join("dev/busbar/busbar-testing").join(version);
+    for file in [jar.to_path_buf(), jar.with_extension("pom")] {
+        let name = file.file_name().unwrap_or_default();
+        write(&artifact.join(name), &dist::read(&file)?)?;
     }
-    Ok(())
+    let mut mvn = Command::new("mvn");
+    mvn.args(["-B", "--no-transfer-progress", "test"])
+        .arg(format!("-Dbusbar.version={version}"))
+        .arg(format!(
+            "-Dbusbar.repository=file://{}",
+            repository.display()
+        ));
+    if let Some(local) = local {
+        mvn.arg(format!("-Dmaven.repo.local={}", local.display()));
+    }
+    run(
+        mvn.current_dir(project).env_remove("BUSBAR_BIN"),
+        "the Java kit's suite",
+    )
 }
 
 /// Runs a command in the foreground, failing with `what` unless it succeeds.

@@ -35,7 +35,7 @@ fn main() -> ExitCode {
                  N times, each restart checked against what the client knows"
             );
             eprintln!(
-                "  dist  [--binary PATH] [--out DIR]: the packages carrying the binary (release \
+                "  dist  [--binary PATH] [--out DIR] [--maven-repo DIR]: the packages carrying the binary (release \
                  build unless --binary), into target/dist"
             );
             eprintln!(

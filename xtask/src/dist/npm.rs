@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{Job, read};
+use super::{Job, read, write};
 
 /// The files of `packages/npm` that go into the package (the suite stays behind).
 const FILES: &[&str] = &[
@@ -65,14 +65,6 @@ pub(crate) fn build(job: &Job<'_>) -> Result<PathBuf, String> {
     }
     let _ = fs::remove_dir_all(&stage);
     Ok(job.out.join(format!("busbar-{version}.tgz")))
-}
-
-fn write(path: &Path, contents: &[u8]) -> Result<(), String> {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    }
-    fs::write(path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(unix)]
