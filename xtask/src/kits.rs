@@ -13,7 +13,7 @@ use crate::dist::{self, copy_tree, target_dir, write};
 pub(crate) fn ci() -> Result<(), String> {
     let binary = target_dir().join("debug").join("busbar");
     let kits = target_dir().join("kits");
-    let maven_repository = java_suite_repository();
+    let maven_repository = sdk_suite_cache("java-maven-").map(|cache| cache.join("repository"));
     let packages = dist::package(&binary, &kits.join("dist"), maven_repository.as_deref())?;
     python(&packages.wheel, &fresh_project(&kits, "python")?)?;
     node(&packages.npm, &fresh_project(&kits, "node")?)?;
@@ -22,20 +22,20 @@ pub(crate) fn ci() -> Result<(), String> {
         &kits,
         maven_repository.as_deref(),
         &fresh_project(&kits, "java")?,
-    )
+    )?;
+    go(&kits.join("python-project"), &fresh_project(&kits, "go")?)
 }
 
-/// The Maven local repository the Java SDK suite (`tests/java_sdk.rs`) filled, when it ran:
-/// the kit's build and suite use the same plugins and SDK, so they download next to nothing.
-fn java_suite_repository() -> Option<PathBuf> {
+/// The cache an SDK suite (`tests/*_sdk.rs`, under `target/tmp`) filled, when it ran: the kits
+/// use the same plugins, SDKs and modules, so they download next to nothing.
+fn sdk_suite_cache(prefix: &str) -> Option<PathBuf> {
     let caches = fs::read_dir(target_dir().join("tmp")).ok()?;
     caches
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .find(|dir| {
             let name = dir.file_name().unwrap_or_default().to_string_lossy();
-            name.starts_with("java-maven-") && dir.join("busbar-ready").is_file()
+            name.starts_with(prefix) && dir.join("busbar-ready").is_file()
         })
-        .map(|dir| dir.join("repository"))
 }
 
 /// An empty directory for one language's project.
@@ -159,6 +159,53 @@ fn java(jar: &Path, kits: &Path, local: Option<&Path>, project: &Path) -> Result
     run(
         mvn.current_dir(project).env_remove("BUSBAR_BIN"),
         "the Java kit's suite",
+    )
+}
+
+/// A Go module requiring `busbartest` with a `replace` to `packages/go/busbartest`, the SDK's
+/// sums those of `tests/go`, and `go test` with `busbar` on the PATH from the Python project's
+/// virtual environment, as a Go user who installed the wheel has it.
+fn go(python_project: &Path, project: &Path) -> Result<(), String> {
+    let root = workspace_root();
+    copy_tree(&root.join("packages").join("go").join("suite"), project)?;
+    write(
+        &project.join("go.sum"),
+        &dist::read(&root.join("tests").join("go").join("go.sum"))?,
+    )?;
+    let module = root.join("packages").join("go").join("busbartest");
+    let mut command = Command::new("go");
+    command
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod");
+    if let Some(cache) = sdk_suite_cache("go-modules-") {
+        command
+            .env("GOMODCACHE", cache.join("modules"))
+            .env("GOCACHE", cache.join("build"));
+    }
+    run(
+        Command::new("go")
+            .arg("mod")
+            .arg("edit")
+            .arg(format!(
+                "-replace=github.com/busbar-rs/busbar/packages/go/busbartest={}",
+                module.display()
+            ))
+            .current_dir(project),
+        "go mod edit -replace",
+    )?;
+    let path = std::env::join_paths(
+        std::iter::once(python_project.join(".venv").join("bin")).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .map_err(|e| e.to_string())?;
+    run(
+        command
+            .args(["test", "-count=1", "-v", "./..."])
+            .current_dir(project)
+            .env_remove("BUSBAR_BIN")
+            .env("PATH", path),
+        "the Go kit's suite",
     )
 }
 
