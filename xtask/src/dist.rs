@@ -202,3 +202,15 @@ pub(crate) fn write(path: &Path, contents: &[u8]) -> Result<(), String> {
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>, String> {
     fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::newest_glibc_minor;
+
+    #[test]
+    fn the_newest_glibc_version_named_sets_the_wheel_platform() {
+        let dynstr = b"\0memcpy\0GLIBC_2.14\0GLIBC_2.34\0GLIBC_2.2.5\0GLIBC_PRIVATE\0";
+        assert_eq!(newest_glibc_minor(dynstr), 34);
+        assert_eq!(newest_glibc_minor(b"\0static\0"), 17);
+    }
+}

@@ -85,3 +85,34 @@ impl Zip {
         Ok(self.bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Zip;
+
+    fn u16_at(bytes: &[u8], at: usize) -> u16 {
+        u16::from_le_bytes([bytes[at], bytes[at + 1]])
+    }
+
+    fn u32_at(bytes: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+    }
+
+    #[test]
+    fn the_end_record_counts_the_entries_and_points_at_the_central_directory() {
+        let mut zip = Zip::default();
+        zip.add("a.txt", b"hello", 0o644).unwrap();
+        zip.add("bin/tool", &[0u8; 4096], 0o755).unwrap();
+        let bytes = zip.finish().unwrap();
+        let end = bytes.len() - 22;
+        assert_eq!(u32_at(&bytes, end), 0x0605_4b50);
+        assert_eq!(u16_at(&bytes, end + 10), 2);
+        let central = usize::try_from(u32_at(&bytes, end + 16)).unwrap();
+        assert_eq!(u32_at(&bytes, central), 0x0201_4b50);
+        // The first entry: CRC-32 of "hello", its size, and its Unix mode.
+        assert_eq!(u32_at(&bytes, central + 16), 0x3610_a686);
+        assert_eq!(u32_at(&bytes, central + 24), 5);
+        assert_eq!(u32_at(&bytes, central + 38) >> 16, 0o100_644);
+        assert_eq!(&bytes[central + 46..central + 51], b"a.txt");
+    }
+}
