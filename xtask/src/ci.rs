@@ -31,6 +31,7 @@ pub(crate) fn run() -> Result<(), String> {
     let all_targets = [runner, &["--workspace", "--all-targets", "--no-fail-fast"]].concat();
     cargo(&all_targets, &[])?;
     crate::crash::ci()?;
+    crate::kits::ci()?;
     cargo(&["test", "--workspace", "--doc"], &[])?;
     cargo(
         &["doc", "--workspace", "--no-deps"],

@@ -1,12 +1,14 @@
 //! `cargo xtask`: the single front door for developer tasks (what CI runs, loom, fuzzing,
-//! benchmarks).
+//! benchmarks, packages).
 
 use std::process::{Command, ExitCode};
 
 mod bench;
 mod ci;
 mod crash;
+mod dist;
 mod fuzz;
+mod kits;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -16,8 +18,10 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("crash") => crash::run(&args[1..]),
+        Some("dist") => dist::run(&args[1..]),
+        Some("kits") => kits::ci(),
         _ => {
-            eprintln!("usage: cargo xtask <ci | loom | fuzz | bench | crash>");
+            eprintln!("usage: cargo xtask <ci | loom | fuzz | bench | crash | dist | kits>");
             eprintln!(
                 "  ci    fmt, clippy -D warnings, tests (benches in test mode), docs, boundary checks"
             );
@@ -29,6 +33,14 @@ fn main() -> ExitCode {
             eprintln!(
                 "  crash [--rounds N] [--seed S] [--max-ms M] [--debug]: SIGKILL the broker under load \
                  N times, each restart checked against what the client knows"
+            );
+            eprintln!(
+                "  dist  [--binary PATH] [--out DIR] [--maven-repo DIR]: the packages carrying the binary (release \
+                 build unless --binary), into target/dist"
+            );
+            eprintln!(
+                "  kits  each package installed from its file into a fresh project, its test kit's \
+                 suite run there (needs the debug binary: cargo build)"
             );
             return ExitCode::from(2);
         }
