@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 from azure.core.exceptions import ClientAuthenticationError
-from azure.servicebus import ServiceBusClient, ServiceBusMessage
+from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusSubQueue
 from azure.servicebus.exceptions import (
     ServiceBusAuthenticationError,
     ServiceBusAuthorizationError,
@@ -184,6 +184,30 @@ def test_an_entity_rule_made_by_the_admin_client_works_on_its_queue_only(secured
             receiver.complete_message(message)
     # Its key is no namespace key: another queue refuses it.
     with strict_client(conn(secured, "orders-app", primary)) as client:
+        with pytest.raises(ServiceBusAuthenticationError):
+            client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("no"))
+
+
+def test_a_topic_rule_covers_its_subscriptions_and_their_dead_letter_queues(secured):
+    key = fresh_key()
+    rule = AuthorizationRule(key_name="billing-app", primary_key=key, rights=["Send", "Listen"])
+    with admin(secured, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        client.create_topic("t-entity-rule", authorization_rules=[rule])
+        client.create_subscription("t-entity-rule", "audit")
+    own = conn(secured, "billing-app", key) + "EntityPath=t-entity-rule;"
+    with strict_client(own) as client:
+        client.get_topic_sender("t-entity-rule").send_messages(ServiceBusMessage("for audit"))
+        with client.get_subscription_receiver("t-entity-rule", "audit", max_wait_time=5) as receiver:
+            receiver.dead_letter_message(receive_one(receiver), reason="checked")
+        with client.get_subscription_receiver(
+            "t-entity-rule", "audit", sub_queue=ServiceBusSubQueue.DEAD_LETTER, max_wait_time=5
+        ) as dead_letters:
+            message = receive_one(dead_letters)
+            assert body_text(message) == "for audit"
+            assert message.dead_letter_reason == "checked"
+            dead_letters.complete_message(message)
+    # The topic's key opens nothing else.
+    with strict_client(conn(secured, "billing-app", key)) as client:
         with pytest.raises(ServiceBusAuthenticationError):
             client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("no"))
 
