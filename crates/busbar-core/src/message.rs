@@ -279,9 +279,9 @@ pub(crate) struct BodyMeta {
     pub(crate) scheduled_enqueue_time: Option<Timestamp>,
 }
 
-fn length(len: usize) -> u32 {
+fn length(len: impl TryInto<u32>) -> u32 {
     // Messages are capped far below 4 GiB before they reach the core.
-    u32::try_from(len).unwrap_or(u32::MAX)
+    len.try_into().unwrap_or(u32::MAX)
 }
 
 impl MessageBody {
@@ -303,10 +303,7 @@ impl MessageBody {
 
     /// A body whose bytes are only in the store, of the given lengths.
     pub(crate) fn in_store(meta: BodyMeta, encoded_len: u64, payload_len: u64) -> MessageBody {
-        let lengths = (u32::try_from(encoded_len), u32::try_from(payload_len));
-        let (encoded_len, payload_len) =
-            (lengths.0.unwrap_or(u32::MAX), lengths.1.unwrap_or(u32::MAX));
-        MessageBody::with_meta(None, meta, encoded_len, payload_len)
+        MessageBody::with_meta(None, meta, length(encoded_len), length(payload_len))
     }
 
     fn with_meta(

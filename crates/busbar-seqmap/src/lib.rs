@@ -153,11 +153,17 @@ impl<V> SequenceMap<V> {
 
     /// Takes `key` out (and its mark), returning its value.
     pub fn remove(&mut self, key: i64) -> Option<V> {
-        self.mark(key, false);
         let (index, bit) = locate(key);
         let chunk = self.chunks.get_mut(&index)?;
         if !chunk.has(bit) {
             return None;
+        }
+        if chunk.marked & (1 << bit) != 0 {
+            chunk.marked &= !(1 << bit);
+            self.marked_len -= 1;
+            if chunk.marked == 0 {
+                self.marked_chunks.remove(&index);
+            }
         }
         let at = chunk.rank(bit);
         chunk.present &= !(1 << bit);
