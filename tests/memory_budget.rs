@@ -2,28 +2,24 @@
 //! (nowhere to evict to) the broker-wide `--memory-budget` refuses sends with
 //! `amqp:resource-limit-exceeded` once the messages held reach it and takes them again once
 //! receivers drain; on disk, a 1 GiB backlog thirty-two times the budget is accepted with the
-//! broker's `VmRSS` bounded, survives a SIGKILL and drains in order (its bytes evicted to the store and
-//! read back); and a backlog of a few hundred MB within the budget, once drained, gives its
+//! broker's `VmRSS` bounded, survives a SIGKILL, gives back a deferred message under it and a
+//! session's message in its middle, and drains in order (`support::deep_backlog`, which
+//! PostgreSQL runs too); and a backlog of a few hundred MB within the budget, once drained, gives its
 //! memory back to the system (`VmRSS` falls back near where it started).
 
 #![allow(clippy::unwrap_used)]
 
 mod support;
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use fe2o3_amqp::link::SendError;
-use fe2o3_amqp::link::delivery::{DeliveryFut, Sendable};
 use fe2o3_amqp::types::definitions::{AmqpError, ErrorCondition};
-use fe2o3_amqp::types::messaging::{Body, Data, Message, Outcome, SerializableBody};
+use fe2o3_amqp::types::messaging::{Body, Data, Message, Outcome};
 use fe2o3_amqp::types::primitives::{Binary, Value};
 use fe2o3_amqp::{Receiver, Sender};
 use support::client::{connect, receive_and_delete, step};
-use support::{Broker, scratch_dir, write_config, write_config_with};
-
-/// The body of every message: 64 KiB, as in the backlog the figures in BENCHMARKS.md use.
-const BODY: usize = 64 * 1024;
+use support::deep_backlog::{self, BODY, send_all};
+use support::{Broker, scratch_dir, write_config};
 
 fn body_message() -> Message<Data> {
     Message::builder()
@@ -92,32 +88,9 @@ async fn sends_past_the_memory_budget_are_refused_until_receivers_drain() {
 
 /// The backlog: 200 MB of 64 KiB messages.
 const BACKLOG_MESSAGES: usize = 200_000_000 / BODY;
-/// Sends kept unsettled while filling.
-const IN_FLIGHT: usize = 32;
 /// How long the broker may take to give the memory back once drained (the allocator returns
 /// freed pages in the background within seconds; a loaded machine gets more).
 const GIVE_BACK_WITHIN: Duration = Duration::from_secs(60);
-
-/// Sends `count` messages, `IN_FLIGHT` unsettled at a time, and checks each was accepted.
-async fn send_all<T: SerializableBody, M: Into<Sendable<T>>>(
-    sender: &mut Sender,
-    count: usize,
-    message: impl Fn(usize) -> M,
-) {
-    let mut outcomes: VecDeque<DeliveryFut<Result<Outcome, SendError>>> =
-        VecDeque::with_capacity(IN_FLIGHT);
-    for index in 0..count {
-        if outcomes.len() == IN_FLIGHT {
-            let outcome = step(outcomes.pop_front().unwrap()).await.unwrap();
-            assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
-        }
-        outcomes.push_back(step(sender.send_batchable(message(index))).await.unwrap());
-    }
-    for outcome in outcomes {
-        let outcome = step(outcome).await.unwrap();
-        assert!(matches!(outcome, Outcome::Accepted(_)), "{outcome:?}");
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_drained_backlog_gives_its_memory_back() {
@@ -158,74 +131,14 @@ async fn a_drained_backlog_gives_its_memory_back() {
     );
 }
 
-/// A backlog thirty-two times the budget: 1 GiB of 64 KiB messages under a 32 MiB budget.
-const ON_DISK_MESSAGES: usize = 16_384;
-const ON_DISK_BUDGET: &str = "32MiB";
-/// What the broker may hold beyond its start while the backlog sits on disk: the budget, the
-/// messages in flight and the allocator's slack, far below the backlog's 1,048,576 KiB.
-const ON_DISK_RSS_BOUND_KIB: u64 = 128 * 1024;
-/// Just after a restart, one journal segment's read buffer (64 MiB) more: recovery reads the
-/// journal a segment at a time, and the allocator returns the pages within seconds.
-const RESTART_RSS_BOUND_KIB: u64 = ON_DISK_RSS_BOUND_KIB + 64 * 1024;
-
-/// A numbered 64 KiB body, so the drain can check order and content.
-fn numbered(index: usize) -> String {
-    format!("{index:08}{}", "x".repeat(BODY - 8))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backlog_past_the_budget_is_held_on_disk_and_drains_in_order_after_a_kill() {
     let dir = scratch_dir("backlog-on-disk");
-    // A quota above the 1 GiB backlog and the warm-up message.
-    let queue = ("q", r#"{ "MaxSizeInMegabytes": 2048 }"#);
-    let (config, data) = (write_config_with(&dir, &[queue]), dir.join("data"));
-    let flags = ["--memory-budget", ON_DISK_BUDGET];
+    let (config, data) = (deep_backlog::config(&dir), dir.join("data"));
+    let flags = ["--memory-budget", deep_backlog::BUDGET];
     let broker = Broker::spawn_with(Some(config.clone()), Some(data.clone()), &flags);
-    let (connection, mut session) = connect(&broker, "backlog").await;
-    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
-        .await
-        .unwrap();
-    // One send first, so that the baseline holds what any send allocates.
-    step(sender.send("warm-up".to_owned())).await.unwrap();
-    let start_kib = broker.rss_kib();
-    send_all(&mut sender, ON_DISK_MESSAGES, numbered).await;
-    let full_kib = broker.rss_kib();
-    eprintln!("VmRSS {start_kib} KiB at start, {full_kib} KiB holding a 1048576 KiB backlog");
-    assert!(
-        full_kib < start_kib + ON_DISK_RSS_BOUND_KIB,
-        "VmRSS {full_kib} KiB holding the backlog (start {start_kib} KiB)"
-    );
-    drop((sender, session, connection));
-
+    let filled = deep_backlog::fill(&broker).await;
     broker.kill();
     let broker = Broker::spawn_with(Some(config), Some(data), &flags);
-    let restarted_kib = broker.rss_kib();
-    assert!(
-        restarted_kib < start_kib + RESTART_RSS_BOUND_KIB,
-        "VmRSS {restarted_kib} KiB after the restart (start {start_kib} KiB)"
-    );
-    let (_connection, mut session) = connect(&broker, "drain").await;
-    let mut receiver = receive_and_delete(&mut session, "q").await;
-    step(receiver.set_credit(1)).await.unwrap();
-    let warm_up = step(receiver.recv::<String>()).await.unwrap();
-    assert_eq!(warm_up.body(), "warm-up");
-    let mut taken = 0;
-    while taken < ON_DISK_MESSAGES {
-        let batch = 64.min(ON_DISK_MESSAGES - taken);
-        step(receiver.set_credit(u32::try_from(batch).unwrap()))
-            .await
-            .unwrap();
-        for index in taken..taken + batch {
-            let delivery = step(receiver.recv::<String>()).await.unwrap();
-            assert!(
-                *delivery.body() == numbered(index),
-                "message {index} out of order"
-            );
-        }
-        taken += batch;
-    }
-    eprintln!(
-        "VmRSS {restarted_kib} KiB after the restart, {} KiB drained",
-        broker.rss_kib()
-    );
+    deep_backlog::drain_after_restart(&broker, &filled).await;
 }

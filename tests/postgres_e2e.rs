@@ -4,7 +4,8 @@
 //! nothing completed back, takeover time printed) and while the Python SDK streams a session's
 //! messages and changes its state (`tests/python/failover_postgres.py`: order and state kept,
 //! the SDK's retries carry the sender across); the active node reconnecting after a database
-//! outage (`postgres_e2e/outage.rs`); a paused active node replaced and fenced
+//! outage (`postgres_e2e/outage.rs`); a 1 GiB backlog under a 32 MiB budget held in the
+//! database, across a SIGKILL (`postgres_e2e/backlog.rs`); a paused active node replaced and fenced
 //! (`postgres_e2e/paused.rs`); and a clear error when the database cannot be reached at
 //! start-up.
 
@@ -27,6 +28,8 @@ use python_venv::prepared_environment;
 use sdk_suite::wait_with_guard;
 use support::scratch_dir;
 
+#[path = "postgres_e2e/backlog.rs"]
+mod backlog;
 #[path = "postgres_e2e/failover.rs"]
 mod failover;
 #[path = "postgres_e2e/outage.rs"]

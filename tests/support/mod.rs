@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
 pub mod client;
+pub mod deep_backlog;
 pub mod management;
 pub mod postgres_node;
 pub mod raw;
@@ -29,6 +30,21 @@ pub struct Broker {
     pub config: Option<PathBuf>,
     /// The standard output lines after the listening lines.
     lines: mpsc::Receiver<String>,
+}
+
+/// The binary on any free ports, with `flags`.
+fn busbar_command(flags: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_busbar"));
+    command.args([
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+    ]);
+    command.args(flags);
+    command
 }
 
 /// A fresh directory under the cargo target's test scratch space.
@@ -143,16 +159,7 @@ impl Broker {
         data_dir: Option<PathBuf>,
         flags: &[&str],
     ) -> Broker {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_busbar"));
-        command.args([
-            "--listen",
-            "127.0.0.1:0",
-            "--tls-listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ]);
-        command.args(flags);
+        let mut command = busbar_command(flags);
         if let Some(config) = &config {
             command.arg("--config").arg(config);
         }
@@ -160,6 +167,23 @@ impl Broker {
             Some(dir) => command.arg("--data-dir").arg(dir),
             None => command.arg("--memory"),
         };
+        Broker::spawn_command(command, config, data_dir)
+    }
+
+    /// Starts a broker with `config` on the PostgreSQL database at `url`, with extra `flags`.
+    pub fn on_postgres(config: PathBuf, url: &str, flags: &[&str]) -> Broker {
+        let mut command = busbar_command(flags);
+        command.arg("--storage").arg(url);
+        command.arg("--config").arg(&config);
+        Broker::spawn_command(command, Some(config), None)
+    }
+
+    /// Runs `command` and reads the ports from its listening lines.
+    fn spawn_command(
+        mut command: Command,
+        config: Option<PathBuf>,
+        data_dir: Option<PathBuf>,
+    ) -> Broker {
         let mut child = command
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
