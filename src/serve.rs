@@ -70,7 +70,10 @@ pub(crate) fn serve(config: &Config, options: &ServeOptions) -> Result<(), Serve
             runtime.block_on(run(config, options, MemoryStorage::volatile(), never))
         }
         StorageChoice::Directory(dir) => {
-            let storage = FileStorage::open(dir, FileOptions::default())?;
+            // Sealed segments get summaries holding each message's index form, which is all
+            // a restart reads of them (the runtime recovers keeping that form).
+            let index_part = busbar_core::index_part;
+            let storage = FileStorage::open_with_index(dir, FileOptions::default(), index_part)?;
             runtime.block_on(run(config, options, storage, never))
         }
         StorageChoice::Postgres(url) => serve_postgres(&runtime, config, options, url),

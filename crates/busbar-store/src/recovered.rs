@@ -33,6 +33,14 @@ pub struct Recovered {
 }
 
 impl Recovered {
+    /// `entity`'s live messages in sequence order (a range of the ordered map, not a pass over
+    /// every entity's messages).
+    pub fn messages_of(&self, entity: EntityId) -> impl Iterator<Item = (i64, &StoredMessage)> {
+        self.messages
+            .range(MessageKey::from_on(entity, i64::MIN))
+            .map(|(key, stored)| (key.sequence, stored))
+    }
+
     /// Applies one record in log order. Updates and removes of unknown keys are ignored: the
     /// message they refer to was removed earlier, or compacted away with its removal.
     pub(crate) fn apply(&mut self, record: &Record) {

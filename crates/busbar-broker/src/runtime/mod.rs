@@ -155,6 +155,7 @@ where
     A: Acceptor + 'static,
     F: Future<Output = ()>,
 {
+    let recovery_started = std::time::Instant::now();
     // Where bodies stay in the store, a restart rebuilds the index, not the cache: each
     // message is kept as its index part only, so a backlog larger than memory is never whole.
     let recovered = if storage.is_volatile() {
@@ -199,6 +200,11 @@ where
         };
         entities.push((spec, entity));
     }
+    tracing::info!(
+        messages = recovered.messages.len(),
+        elapsed_ms = recovery_started.elapsed().as_millis(),
+        "recovered"
+    );
     drop(recovered);
     let metrics = Arc::new(Metrics::default());
     // A store that keeps nothing (`--memory`) has nowhere to evict to: bodies stay in memory

@@ -762,10 +762,8 @@ pub(crate) fn restore_entity(
 ) -> Result<Entity, busbar_core::CoreError> {
     let high_water = recovered.high_water.get(&spec.id).copied().unwrap_or(0);
     let messages = recovered
-        .messages
-        .iter()
-        .filter(|(key, _)| key.entity == spec.id)
-        .map(|(key, stored)| (key.sequence, stored.message.clone(), stored.state.clone()));
+        .messages_of(spec.id)
+        .map(|(sequence, stored)| (sequence, stored.message.clone(), stored.state.clone()));
     Entity::restore(spec.config.clone(), seed, high_water, messages, now)
 }
 

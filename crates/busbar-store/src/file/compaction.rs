@@ -10,6 +10,7 @@ use super::FileStorage;
 use super::format::{self, Entry, Frame, HEADER_LEN};
 use super::index::Location;
 use super::segment::{self, SegmentId};
+use super::summary;
 use crate::error::StoreError;
 use crate::record::{MetaKey, Record};
 use crate::storage::{CompactionReport, Storage};
@@ -37,6 +38,7 @@ impl FileStorage {
         if let Err(error) = segment::remove(&self.dir, victim) {
             return Err(self.poison.set(error));
         }
+        summary::remove(&self.dir, victim);
         let removed = self.segments.remove(&victim);
         self.index.forget(victim);
         self.files.forget(victim);

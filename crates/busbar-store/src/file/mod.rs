@@ -8,6 +8,7 @@ mod reader;
 mod scan;
 mod segment;
 mod space;
+mod summary;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -27,6 +28,7 @@ use index::{LiveIndex, Location};
 use reader::{FileReader, SegmentFiles};
 use scan::ScanMode;
 use segment::SegmentId;
+use summary::Summarizer;
 
 /// Encoding-buffer capacity kept between batches.
 const KEPT_BUFFER_CAPACITY: usize = 1 << 20;
@@ -99,6 +101,10 @@ pub struct FileStorage {
     last: Lsn,
     durable: Lsn,
     poison: Poison,
+    /// What summaries keep of a new message, and the thread that writes them (see
+    /// [`open_with_index`](FileStorage::open_with_index)).
+    index_part: Option<MessagePart>,
+    summarizer: Option<Summarizer>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -119,13 +125,41 @@ impl FileStorage {
     /// Opens (creating if needed) the journal in `dir` and recovers it: a torn tail of the last
     /// segment is truncated durably; corruption elsewhere is an error.
     pub fn open(dir: impl AsRef<Path>, options: FileOptions) -> Result<FileStorage, StoreError> {
-        let dir = dir.as_ref().to_path_buf();
+        FileStorage::open_summarizing(dir.as_ref(), options, None)
+    }
+
+    /// [`open`](FileStorage::open), keeping a summary of each sealed segment in which a new
+    /// message's immutable part is what `index_part` makes of it: opening and
+    /// [`recover_keeping(index_part)`](Storage::recover_keeping) then read the summaries of
+    /// sealed segments instead of the segments, a few bytes per message instead of its whole
+    /// body. Summaries are written in the background as segments are sealed; a segment without
+    /// a whole one is read as before.
+    pub fn open_with_index(
+        dir: impl AsRef<Path>,
+        options: FileOptions,
+        index_part: MessagePart,
+    ) -> Result<FileStorage, StoreError> {
+        FileStorage::open_summarizing(dir.as_ref(), options, Some(index_part))
+    }
+
+    fn open_summarizing(
+        dir: &Path,
+        options: FileOptions,
+        index_part: Option<MessagePart>,
+    ) -> Result<FileStorage, StoreError> {
+        let dir = dir.to_path_buf();
         fs::create_dir_all(&dir).map_err(|e| StoreError::io("create directory", &dir, e))?;
         let lock = segment::lock_dir(&dir)?;
         let mut index = LiveIndex::default();
-        let scan = scan::scan(&dir, ScanMode::Repair, |_, location, entry| {
-            index.apply(&entry, location);
-        })?;
+        let summaries = index_part.is_some();
+        let scan = scan::scan(
+            &dir,
+            ScanMode::Repair,
+            summaries,
+            |_, location, entry, _| {
+                index.apply(&entry, location);
+            },
+        )?;
         let mut segments: BTreeMap<SegmentId, SegmentInfo> = scan
             .segments
             .iter()
@@ -158,6 +192,16 @@ impl FileStorage {
             }
         };
         let files = Arc::new(SegmentFiles::new(dir.clone()));
+        let summarizer = index_part.map(|keep| {
+            let ids: Vec<SegmentId> = segments.keys().copied().collect();
+            summary::remove_orphans(&dir, &ids);
+            let summarizer = Summarizer::spawn(dir.clone(), keep);
+            // Segments sealed before a crash that came before their summary.
+            ids.iter()
+                .filter(|&&id| id != head.id && !summary::path_of(&dir, id).exists())
+                .for_each(|&id| summarizer.summarize(id));
+            summarizer
+        });
         Ok(FileStorage {
             _lock: lock,
             dir,
@@ -171,6 +215,8 @@ impl FileStorage {
             last: scan.last,
             durable: scan.last,
             poison: Poison::default(),
+            index_part,
+            summarizer,
         })
     }
 
@@ -282,6 +328,9 @@ impl FileStorage {
             return Err(self.poison.set(StoreError::io("sync", path, error)));
         }
         self.head.allocated = len;
+        if let Some(summarizer) = &self.summarizer {
+            summarizer.summarize(self.head.id);
+        }
         let id = self.head.id.next();
         let first_lsn = self.last.next();
         let file = match segment::create(&self.dir, id, first_lsn) {
@@ -343,7 +392,10 @@ impl FileStorage {
 /// Applies one journal entry to the state being rebuilt. With `keep`, a new message's
 /// immutable part is what `keep` makes of it and every other byte field a copy, so nothing
 /// refers to the segment's read buffer any more; without, they are slices of it.
-fn replay(recovered: &mut Recovered, entry: Entry, keep: Option<MessagePart>) {
+///
+/// An entry read from a summary already holds the kept form, in a buffer of its own.
+fn replay(recovered: &mut Recovered, entry: Entry, keep: Option<MessagePart>, summarized: bool) {
+    let keep = keep.filter(|_| !summarized);
     let Some(keep) = keep else {
         match entry {
             Entry::Record(record) => recovered.apply(&record),
@@ -385,8 +437,14 @@ impl FileStorage {
     fn rescan(&mut self, keep: Option<MessagePart>) -> Result<Recovered, StoreError> {
         self.poison.check()?;
         let mut recovered = Recovered::default();
-        scan::scan(&self.dir, ScanMode::UpTo(self.durable), |_, _, entry| {
-            replay(&mut recovered, entry, keep);
+        // Summaries hold what `index_part` keeps: they serve a recovery keeping the same.
+        let summaries = self
+            .index_part
+            .zip(keep)
+            .is_some_and(|(summarized, keep)| std::ptr::fn_addr_eq(summarized, keep));
+        let mode = ScanMode::UpTo(self.durable);
+        scan::scan(&self.dir, mode, summaries, |_, _, entry, summarized| {
+            replay(&mut recovered, entry, keep, summarized);
         })?;
         recovered.durable = self.durable;
         Ok(recovered)

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use crate::file::format::{self, Entry, Frame, FrameError, HEADER_LEN, HeaderError};
 use crate::file::index::Location;
 use crate::file::segment::{self, SegmentId};
+use crate::file::summary::{self, Summary};
 use crate::record::Lsn;
 
 /// One segment as found by a scan.
@@ -37,7 +38,9 @@ pub(crate) enum ScanMode {
     UpTo(Lsn),
 }
 
-/// Calls `visit` for every valid record in log order.
+/// Calls `visit` for every valid record in log order, with whether it was read from a segment
+/// summary (see `summary.rs`; only with `summaries`, for sealed segments that have a whole one:
+/// a new message's immutable part is then its kept form) rather than from the segment.
 ///
 /// A bad frame or header in the last segment is a write that never completed (every earlier
 /// segment was synced before the next one was created), so the scan stops there. Anywhere else
@@ -45,7 +48,8 @@ pub(crate) enum ScanMode {
 pub(crate) fn scan(
     dir: &Path,
     mode: ScanMode,
-    mut visit: impl FnMut(Lsn, Location, Entry),
+    summaries: bool,
+    mut visit: impl FnMut(Lsn, Location, Entry, bool),
 ) -> Result<Scan, StoreError> {
     let ids = segment::list(dir)?;
     let mut found = Scan::default();
@@ -53,6 +57,49 @@ pub(crate) fn scan(
     for (index, &id) in ids.iter().enumerate() {
         let is_last = index + 1 == ids.len();
         let path = id.path_in(dir);
+        // Only sealed segments have summaries: the last one may still grow.
+        if summaries
+            && !is_last
+            && let Some(summary) = Summary::read(dir, id)
+        {
+            if next_lsn.is_some_and(|expected| expected != summary.first_lsn) {
+                return Err(StoreError::Corrupt {
+                    file: path,
+                    offset: 0,
+                    reason: "segment does not continue the previous one (a segment is missing)",
+                });
+            }
+            let mut lsn = summary.first_lsn;
+            let mut stopped = false;
+            summary
+                .for_each(id, |location, entry| {
+                    if let ScanMode::UpTo(limit) = mode
+                        && lsn > limit
+                    {
+                        stopped = true;
+                        return false;
+                    }
+                    visit(lsn, location, entry, true);
+                    lsn = lsn.next();
+                    true
+                })
+                .map_err(|error| StoreError::Corrupt {
+                    file: summary::path_of(dir, id),
+                    offset: 0,
+                    reason: error.reason(),
+                })?;
+            if stopped {
+                found.last = Lsn(lsn.0.saturating_sub(1));
+                return Ok(found);
+            }
+            found.segments.push(ScannedSegment {
+                id,
+                first_lsn: summary.first_lsn,
+                len: summary.segment_len,
+            });
+            next_lsn = Some(lsn);
+            continue;
+        }
         let data = segment::read_all(&path)?;
         let first_lsn = match format::decode_header(&data) {
             Ok(first_lsn) => first_lsn,
@@ -103,7 +150,7 @@ pub(crate) fn scan(
                             offset: at as u64,
                             len: len as u64,
                         };
-                        visit(lsn, location, entry);
+                        visit(lsn, location, entry, false);
                         lsn = lsn.next();
                     }
                     offset += len;
@@ -135,21 +182,21 @@ pub(crate) fn scan(
 }
 
 /// One frame where a scan found it.
-struct Located {
-    at: usize,
-    len: usize,
-    entry: Entry,
+pub(crate) struct Located {
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+    pub(crate) entry: Entry,
 }
 
 /// What one append left: a single frame, or the frames of a group, which count only together.
-struct Unit {
-    single: Option<Located>,
-    group: Vec<Located>,
+pub(crate) struct Unit {
+    pub(crate) single: Option<Located>,
+    pub(crate) group: Vec<Located>,
 }
 
 /// Reads the unit starting at `offset` and returns it with its length in bytes; a bad frame
 /// anywhere in it fails the whole unit, with the offset of the bad frame.
-fn read_unit(data: &Bytes, offset: usize) -> Result<(Unit, usize), (usize, FrameError)> {
+pub(crate) fn read_unit(data: &Bytes, offset: usize) -> Result<(Unit, usize), (usize, FrameError)> {
     let (frame, len) = format::decode_frame(data, offset).map_err(|error| (offset, error))?;
     let span = match frame {
         Frame::Entry(entry) => {

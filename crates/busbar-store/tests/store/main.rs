@@ -13,6 +13,7 @@ mod model;
 mod preallocate;
 mod reads;
 mod records;
+mod summaries;
 mod support;
 mod torn_write;
 
@@ -26,4 +27,10 @@ mod file {
     crate::conformance::conformance_suite!(crate::support::File);
     crate::reads::read_suite!(crate::support::File);
     crate::model::model_property!(storage_matches_the_model, crate::support::File);
+}
+
+mod file_with_index {
+    crate::conformance::conformance_suite!(crate::support::FileWithIndex);
+    crate::reads::read_suite!(crate::support::FileWithIndex);
+    crate::model::model_property!(storage_matches_the_model, crate::support::FileWithIndex);
 }

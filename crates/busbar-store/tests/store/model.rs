@@ -94,6 +94,10 @@ pub(crate) fn run<B: Backend>(ops: &[Op]) -> Result<(), TestCaseError> {
                 synced = appended.clone();
                 backend.restart();
                 reader = backend.store().reader().unwrap();
+                if let Some(part) = B::index_part() {
+                    let kept = backend.store().recover_keeping(part).unwrap();
+                    prop_assert!(synced.matches_kept(&kept, part), "{kept:?} vs {synced:?}");
+                }
                 let recovered = backend.store().recover().unwrap();
                 prop_assert!(synced.matches(&recovered), "{recovered:?} vs {synced:?}");
                 prop_assert!(synced.reads_match(&*reader, &keys));

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use busbar_store::{
-    EntityId, MessageKey, MessageReader, MetaKey, Record, Recovered, Storage, StoredMessage,
+    EntityId, MessageKey, MessagePart, MessageReader, MetaKey, Record, Recovered, Storage,
+    StoredMessage,
 };
 use bytes::Bytes;
 
@@ -18,6 +19,11 @@ pub(crate) trait Backend {
     /// What a process restart finds (call after a sync: unsynced records may or may not
     /// survive, depending on the backend).
     fn restart(&mut self);
+    /// What the store was opened to keep of a message in a recovery that reads no bodies
+    /// ([`Storage::recover_keeping`] with it is then checked too).
+    fn index_part() -> Option<MessagePart> {
+        None
+    }
 }
 
 pub(crate) const ENTITY: EntityId = EntityId(1);
@@ -140,5 +146,14 @@ impl Model {
         self.messages == recovered.messages
             && self.meta == recovered.meta
             && self.high_water == recovered.high_water
+    }
+
+    /// [`matches`](Model::matches) for a recovery that kept `part` of each message.
+    pub(crate) fn matches_kept(&self, recovered: &Recovered, part: MessagePart) -> bool {
+        let mut kept = self.clone();
+        for stored in kept.messages.values_mut() {
+            stored.message = part(&stored.message);
+        }
+        kept.matches(recovered)
     }
 }

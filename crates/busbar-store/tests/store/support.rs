@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use busbar_store::{FileOptions, FileStorage, MemoryStorage};
+use busbar_store::{FileOptions, FileStorage, MemoryStorage, MessagePart};
+use bytes::Bytes;
 
 use crate::records::Backend;
 
@@ -65,6 +66,40 @@ pub(crate) struct File {
     store: Option<FileStorage>,
     options: FileOptions,
     dir: TestDir,
+    /// Set for [`FileWithIndex`]: opened with segment summaries keeping this part.
+    index_part: Option<MessagePart>,
+}
+
+/// What [`FileWithIndex`]'s summaries keep of a message: its first three bytes.
+pub(crate) fn first_bytes(message: &Bytes) -> Bytes {
+    message.slice(..message.len().min(3))
+}
+
+/// `FileStorage` opened with segment summaries ([`FileStorage::open_with_index`]), which a
+/// restart reads instead of sealed segments to rebuild the location index.
+pub(crate) struct FileWithIndex(File);
+
+impl Backend for FileWithIndex {
+    type Store = FileStorage;
+
+    fn create(small: bool) -> Self {
+        let mut file = File::create(small);
+        file.index_part = Some(first_bytes);
+        file.restart();
+        FileWithIndex(file)
+    }
+
+    fn store(&mut self) -> &mut FileStorage {
+        self.0.store()
+    }
+
+    fn restart(&mut self) {
+        self.0.restart();
+    }
+
+    fn index_part() -> Option<MessagePart> {
+        Some(first_bytes)
+    }
 }
 
 impl Backend for File {
@@ -85,6 +120,7 @@ impl Backend for File {
             store: Some(store),
             options,
             dir,
+            index_part: None,
         }
     }
 
@@ -94,16 +130,26 @@ impl Backend for File {
 
     fn restart(&mut self) {
         drop(self.store.take());
-        self.store = Some(FileStorage::open(self.dir.path(), self.options).unwrap());
+        let store = match self.index_part {
+            Some(part) => FileStorage::open_with_index(self.dir.path(), self.options, part),
+            None => FileStorage::open(self.dir.path(), self.options),
+        };
+        self.store = Some(store.unwrap());
     }
 }
 
 /// The segment files of a journal directory, oldest first.
 pub(crate) fn segment_files(dir: &Path) -> Vec<PathBuf> {
+    files_ending(dir, "seg")
+}
+
+/// The files of `dir` with this extension, in name order (for segments and their summaries,
+/// oldest first).
+pub(crate) fn files_ending(dir: &Path, extension: &str) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "seg"))
+        .filter(|path| path.extension().is_some_and(|ext| ext == extension))
         .collect();
     paths.sort();
     paths
