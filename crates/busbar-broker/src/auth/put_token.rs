@@ -79,18 +79,15 @@ pub fn put_token(
         Ok(token) => token,
         Err(error) => return PutTokenOutcome::Unauthorized(error.into()),
     };
-    let verified = match keys.verify_rights(&token, now_unix_millis) {
-        Err(Unauthorized::UnknownKeyName(name)) => {
-            let entity = top_level_entity(audience);
-            match entity.as_ref().and_then(&entity_rules) {
-                Some(rules) if top_level_entity(token.audience()) == entity => {
-                    rules.verify_rights(&token, now_unix_millis)
-                }
-                _ => Err(Unauthorized::UnknownKeyName(name)),
-            }
-        }
-        verified => verified,
-    };
+    let entity = top_level_entity(audience);
+    let verified = verify_within(
+        keys,
+        &token,
+        entity.as_ref(),
+        SignedFor::Entity,
+        now_unix_millis,
+        entity_rules,
+    );
     let rights = match verified {
         Ok(rights) => rights,
         Err(reason) => return PutTokenOutcome::Unauthorized(reason),
@@ -127,12 +124,51 @@ pub fn put_token(
     }
 }
 
-/// The queue or topic an audience is within (a subscription's topic), `None` for the namespace.
-fn top_level_entity(audience: &str) -> Option<EntityName> {
-    match &Address::parse(audience).ok()?.entity_node()?.path {
-        EntityPath::QueueOrTopic(name) => Some(name.clone()),
-        EntityPath::Subscription { topic, .. } => Some(topic.clone()),
+/// What a token signed by an entity's rule must have been signed for (its `sr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignedFor {
+    /// That entity or something within it (`$cbs`: the token names what it is for).
+    Entity,
+    /// That entity, something within it, or the namespace as a whole (HTTP: the request's
+    /// URL names the entity, and the administration clients sign their endpoint).
+    EntityOrNamespace,
+}
+
+/// Verifies `token` for a request within the queue or topic `entity` (`None`: the namespace)
+/// and returns the rights of the rule that signed it. The namespace's rules come first; a key
+/// name none of them has may be a rule of `entity` (`entity_rules`; a topic's rules cover its
+/// subscriptions), whose token is then good within that entity only: its `sr` must be within
+/// it too (or be the namespace, as `signed_for` allows). Every way in — `$cbs`, SASL PLAIN,
+/// HTTP — judges tokens here.
+pub fn verify_within(
+    keys: &SasKeys,
+    token: &SasToken,
+    entity: Option<&EntityName>,
+    signed_for: SignedFor,
+    now_unix_millis: i64,
+    entity_rules: impl Fn(&EntityName) -> Option<Arc<SasKeys>>,
+) -> Result<AccessRights, Unauthorized> {
+    match keys.verify_rights(token, now_unix_millis) {
+        Err(Unauthorized::UnknownKeyName(name)) => {
+            let signed_within = match top_level_entity(token.audience()) {
+                Some(signed) => Some(&signed) == entity,
+                None => signed_for == SignedFor::EntityOrNamespace,
+            };
+            match entity.and_then(&entity_rules) {
+                Some(rules) if signed_within => rules.verify_rights(token, now_unix_millis),
+                _ => Err(Unauthorized::UnknownKeyName(name)),
+            }
+        }
+        verified => verified,
     }
+}
+
+/// The queue or topic an audience is within (a subscription's topic), `None` for the namespace.
+/// A query (`?api-version=…`, which JavaScript and Go sign with the URL) is not part of it.
+pub fn top_level_entity(audience: &str) -> Option<EntityName> {
+    let audience = audience.split_once('?').map_or(audience, |(path, _)| path);
+    let address = Address::parse(audience).ok()?;
+    Some(address.entity_node()?.path.top_level().clone())
 }
 
 #[cfg(test)]
