@@ -83,6 +83,11 @@ fn unix_secs() -> u64 {
 /// expiring at `expiry` (Unix seconds); returns the status code.
 async fn put_token_as(cbs: &mut (Sender, Receiver), name: &str, key: &str, expiry: u64) -> i32 {
     let audience = "sb://localhost/queue.1";
+    put_raw(cbs, audience, sign_token(audience, name, key, expiry)).await
+}
+
+/// `$cbs` put-token of `token`, whatever it holds, for `audience`; returns the status code.
+async fn put_raw(cbs: &mut (Sender, Receiver), audience: &str, token: String) -> i32 {
     let request = Message::builder()
         .properties(Properties {
             message_id: Some("put".to_owned().into()),
@@ -96,7 +101,7 @@ async fn put_token_as(cbs: &mut (Sender, Receiver), name: &str, key: &str, expir
                 .insert("name", audience)
                 .build(),
         )
-        .value(sign_token(audience, name, key, expiry))
+        .value(token)
         .build();
     step(cbs.0.send(request)).await.unwrap();
     let response = step(cbs.1.recv::<Value>()).await.unwrap();
@@ -327,4 +332,66 @@ async fn an_entity_key_signs_in_with_sasl_plain_for_its_entity_only() {
     )
     .await;
     assert!(refused.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_tokens_and_a_thousand_failed_sign_ins_leave_other_clients_served() {
+    let (broker, _) = secured_broker();
+    // A client already at work, which must not notice.
+    let (_kept, _kept_session, mut kept) =
+        listening_until(&broker, "kept", unix_secs() + 3600).await;
+    let (_connection, mut session) = anonymous(&broker).await;
+    let mut cbs = cbs_links(&mut session).await;
+    let queue = "sb://localhost/queue.1";
+    let later = unix_secs() + 3600;
+    let good = sign_token(queue, "listener", LISTENER_KEY, later);
+    let hostile = [
+        ("forged", sign_token(queue, "listener", SENDER_KEY, later)),
+        ("expired", sign_token(queue, "listener", LISTENER_KEY, 1)),
+        ("truncated", good[..good.len() / 2].to_owned()),
+        (
+            "oversized signature",
+            format!(
+                "SharedAccessSignature sr={queue}&sig={}&se={later}&skn=listener",
+                "A".repeat(512 * 1024)
+            ),
+        ),
+        (
+            "oversized audience",
+            sign_token(&"x".repeat(256 * 1024), "listener", LISTENER_KEY, later),
+        ),
+        (
+            "another entity's",
+            sign_token("sb://localhost/queue.2", "listener", LISTENER_KEY, later),
+        ),
+        ("no token", String::new()),
+    ];
+    for (what, token) in hostile {
+        assert_eq!(put_raw(&mut cbs, queue, token).await, 401, "{what}");
+    }
+    let refused = step(Receiver::attach(&mut session, "no-grant", "queue.1")).await;
+    assert!(
+        format!("{refused:?}").contains("Unauthorized"),
+        "{refused:?}"
+    );
+    // A thousand SASL PLAIN sign-ins with wrong keys are each refused.
+    let url = format!("amqp://127.0.0.1:{}", broker.port);
+    for attempt in 0..1_000 {
+        let guess = SaslProfile::Plain {
+            username: "listener".to_owned(),
+            password: format!("guess {attempt}"),
+        };
+        let opened = Connection::builder()
+            .container_id("guess")
+            .sasl_profile(guess)
+            .open(url.as_str());
+        assert!(step(opened).await.is_err(), "guess {attempt} signed in");
+    }
+    let (_sending, mut sending) = plain_connection(&broker, "sender", SENDER_KEY).await;
+    let mut sender = step(Sender::attach(&mut sending, "after", "queue.1"))
+        .await
+        .unwrap();
+    send_accepted(&mut sender, "still served").await;
+    let delivery = step(kept.recv::<Value>()).await.unwrap();
+    kept.accept(&delivery).await.unwrap();
 }
