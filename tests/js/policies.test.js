@@ -1,7 +1,9 @@
-// Shared-access policies (`--policies`) through the official JavaScript SDK: a Listen-only key
-// cannot send (the link's `amqp:unauthorized-access` raised as the SDK's UnauthorizedAccess
-// error), a wrong key is refused at `$cbs` the same way, and the admin client refuses a key
-// without Manage with its UnauthorizedRequestError.
+// Shared-access policies (`--policies`) through the official JavaScript SDK: a Send-only key
+// sends and cannot receive; a Listen-only key (either of its keys) receives, settles and cannot
+// send (the link's `amqp:unauthorized-access` raised as the SDK's UnauthorizedAccess error); a
+// wrong key is refused at `$cbs` the same way; the admin client refuses a key without Manage
+// with its UnauthorizedRequestError, and creates a queue with an `authorizationRules` rule
+// whose key, read back, then works over AMQP on that queue only.
 "use strict";
 
 const { test, before, after } = require("node:test");
@@ -15,7 +17,7 @@ const { ServiceBusAdministrationClient } = require("service-bus-beta");
 const { connectionStringAs, startBroker } = require("./broker");
 
 const key = () => crypto.randomBytes(32).toString("base64");
-const KEYS = { root: key(), listener: key() };
+const KEYS = { root: key(), sender: key(), listener: key(), listener2: key() };
 const QUEUE = "js-policies";
 
 let broker;
@@ -27,7 +29,11 @@ before(async () => {
   fs.writeFileSync(policies, JSON.stringify({
     SharedAccessPolicies: [
       { KeyName: "root", PrimaryKey: KEYS.root, Rights: ["Manage", "Send", "Listen"] },
-      { KeyName: "listener", PrimaryKey: KEYS.listener, Rights: ["Listen"] },
+      { KeyName: "sender", PrimaryKey: KEYS.sender, Rights: ["Send"] },
+      {
+        KeyName: "listener", PrimaryKey: KEYS.listener, SecondaryKey: KEYS.listener2,
+        Rights: ["Listen"],
+      },
     ],
   }));
   broker = await startBroker({ queues: { [QUEUE]: {} }, args: ["--policies", policies] });
@@ -80,4 +86,67 @@ test("the admin client refuses a key without Manage", async () => {
   const root = new ServiceBusAdministrationClient(
     connectionStringAs(broker.adminAddress, "root", KEYS.root));
   assert.equal((await root.getQueue(QUEUE)).name, QUEUE);
+});
+
+test("a Send-only key sends and cannot receive", async () => {
+  const sender = clientAs("sender", KEYS.sender);
+  await sender.createSender(QUEUE).sendMessages({ body: "from the sender" });
+  await assert.rejects(
+    sender.createReceiver(QUEUE).receiveMessages(1, { maxWaitTimeInMs: 2000 }),
+    unauthorized("'Listen' claim(s) are required"),
+  );
+  await sender.close();
+});
+
+test("a Listen-only key receives, settles and cannot send, with either of its keys", async () => {
+  const root = clientAs("root", KEYS.root);
+  await root.createSender(QUEUE).sendMessages({ body: "for the listener" });
+  await root.close();
+  for (const secret of [KEYS.listener, KEYS.listener2]) {
+    const listener = clientAs("listener", secret);
+    await assert.rejects(
+      listener.createSender(QUEUE).sendMessages({ body: "no" }),
+      unauthorized("'Send' claim(s) are required"),
+    );
+    await listener.close();
+  }
+  const listener = clientAs("listener", KEYS.listener2);
+  const receiver = listener.createReceiver(QUEUE);
+  const received = [];
+  while (received.length === 0) {
+    received.push(...await receiver.receiveMessages(1, { maxWaitTimeInMs: 5000 }));
+  }
+  await receiver.completeMessage(received[0]);
+  await listener.close();
+});
+
+test("the admin client makes an entity rule whose key works on its queue only", async () => {
+  const admin = new ServiceBusAdministrationClient(
+    connectionStringAs(broker.adminAddress, "root", KEYS.root));
+  const secret = key();
+  await admin.createQueue("js-entity-rule", {
+    authorizationRules: [{
+      claimType: "SharedAccessKey", keyName: "js-app", primaryKey: secret,
+      accessRights: ["Send", "Listen"],
+    }],
+  });
+  const [rule] = (await admin.getQueue("js-entity-rule")).authorizationRules;
+  assert.equal(rule.keyName, "js-app");
+  assert.equal(rule.primaryKey, secret);
+  assert.deepEqual([...rule.accessRights].sort(), ["Listen", "Send"]);
+
+  const own = new ServiceBusClient(
+    connectionStringAs(broker.address, "js-app", secret) + "EntityPath=js-entity-rule;",
+    { retryOptions: { maxRetries: 0 } });
+  await own.createSender("js-entity-rule").sendMessages({ body: "entity key" });
+  const receiver = own.createReceiver("js-entity-rule");
+  const received = [];
+  while (received.length === 0) {
+    received.push(...await receiver.receiveMessages(1, { maxWaitTimeInMs: 5000 }));
+  }
+  await receiver.completeMessage(received[0]);
+  await own.close();
+  const elsewhere = clientAs("js-app", secret);
+  await assert.rejects(elsewhere.createSender(QUEUE).sendMessages({ body: "no" }), unauthorized(""));
+  await elsewhere.close();
 });
