@@ -11,10 +11,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
@@ -30,25 +33,34 @@ func freshKey(t *testing.T) string {
 	return base64.StdEncoding.EncodeToString(bytes)
 }
 
-// securedBroker starts a broker with a Manage rule "root", a Send rule "sender" and a Listen rule
-// "listener" (with a secondary key "listener2"); returns it and the keys.
-func securedBroker(t *testing.T) (*broker, map[string]string) {
+// writePolicies writes a Manage rule "root", a Listen rule "listener" (with a secondary key
+// "listener2") and, when keys has one, a Send rule "sender".
+func writePolicies(t *testing.T, path string, keys map[string]string) {
 	t.Helper()
-	keys := map[string]string{"root": freshKey(t), "sender": freshKey(t), "listener": freshKey(t),
-		"listener2": freshKey(t)}
-	policies := filepath.Join(t.TempDir(), "policies.json")
-	document, err := json.Marshal(properties{"SharedAccessPolicies": []any{
+	rules := []any{
 		properties{"KeyName": "root", "PrimaryKey": keys["root"], "Rights": []string{"Manage"}},
-		properties{"KeyName": "sender", "PrimaryKey": keys["sender"], "Rights": []string{"Send"}},
 		properties{"KeyName": "listener", "PrimaryKey": keys["listener"],
 			"SecondaryKey": keys["listener2"], "Rights": []string{"Listen"}},
-	}})
+	}
+	if sender, ok := keys["sender"]; ok {
+		rules = append(rules, properties{"KeyName": "sender", "PrimaryKey": sender, "Rights": []string{"Send"}})
+	}
+	document, err := json.Marshal(properties{"SharedAccessPolicies": rules})
 	if err == nil {
-		err = os.WriteFile(policies, document, 0o600)
+		err = os.WriteFile(path, document, 0o600)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// securedBroker starts a broker with writePolicies' rules; returns it, the keys and the file.
+func securedBroker(t *testing.T) (*broker, map[string]string, string) {
+	t.Helper()
+	keys := map[string]string{"root": freshKey(t), "sender": freshKey(t), "listener": freshKey(t),
+		"listener2": freshKey(t)}
+	policies := filepath.Join(t.TempDir(), "policies.json")
+	writePolicies(t, policies, keys)
 	secured, err := startBroker("--policies", policies)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +70,7 @@ func securedBroker(t *testing.T) (*broker, map[string]string) {
 			t.Error(err)
 		}
 	})
-	return secured, keys
+	return secured, keys, policies
 }
 
 // signedAs is a connection string to port with keyName's key.
@@ -94,7 +106,7 @@ func requireUnauthorized(t *testing.T, err error, claim, operation string) {
 }
 
 func TestPoliciesGiveEachKeyItsRights(t *testing.T) {
-	secured, keys := securedBroker(t)
+	secured, keys, _ := securedBroker(t)
 	const queue = "q-send-receive"
 	as := func(name string) string { return signedAs(secured.port, name, keys[name]) }
 
@@ -119,7 +131,7 @@ func TestPoliciesGiveEachKeyItsRights(t *testing.T) {
 }
 
 func TestPoliciesAdminClientMakesAnEntityRuleWhoseKeyWorksThereOnly(t *testing.T) {
-	secured, keys := securedBroker(t)
+	secured, keys, _ := securedBroker(t)
 	adminAs := func(name string) *admin.Client {
 		return newAdminClientFor(t, signedAs(secured.adminPort, name, keys[name]))
 	}
@@ -153,4 +165,48 @@ func TestPoliciesAdminClientMakesAnEntityRuleWhoseKeyWorksThereOnly(t *testing.T
 	complete(t, receiver, receiveOne(t, receiver))
 	requireCode(t, sendWith(t, signedAs(secured.port, "go-app", key), "q-send-receive", "no"),
 		azservicebus.CodeUnauthorizedAccess, "send to another queue with the entity key")
+}
+
+func TestPoliciesRotationAndRemovalTakeEffectOnSIGHUP(t *testing.T) {
+	secured, keys, policies := securedBroker(t)
+	const queue = "q-send-receive"
+	if err := sendWith(t, signedAs(secured.port, "sender", keys["sender"]), queue, "before"); err != nil {
+		t.Fatalf("send before the re-read: %v", err)
+	}
+	// The listener's primary key is replaced and the sender's rule removed.
+	rotated := map[string]string{"root": keys["root"], "listener": freshKey(t), "listener2": keys["listener2"]}
+	writePolicies(t, policies, rotated)
+	if err := secured.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-secured.reread:
+	case <-testContext(t).Done():
+		t.Fatal("no \"policies re-read\" line after SIGHUP")
+	}
+	requireCode(t, sendWith(t, signedAs(secured.port, "sender", keys["sender"]), queue, "no"),
+		azservicebus.CodeUnauthorizedAccess, "send with a removed rule")
+	_, err := newReceiver(t, clientAs(t, signedAs(secured.port, "listener", keys["listener"])), queue, nil).
+		PeekMessages(testContext(t), 1, nil)
+	requireCode(t, err, azservicebus.CodeUnauthorizedAccess, "peek with the rotated-away primary")
+	for _, key := range []string{keys["listener2"], rotated["listener"]} {
+		receiver := newReceiver(t, clientAs(t, signedAs(secured.port, "listener", key)), queue, nil)
+		complete(t, receiver, receiveOne(t, receiver))
+		if err := sendWith(t, signedAs(secured.port, "root", keys["root"]), queue, "again"); err != nil {
+			t.Fatalf("send with the Manage key: %v", err)
+		}
+	}
+}
+
+func TestPoliciesRefuseTheEmulatorKeyOffLoopback(t *testing.T) {
+	started := exec.Command(os.Getenv("BUSBAR_BIN"), "--memory", "--listen", "0.0.0.0:0",
+		"--tls-listen", "none", "--admin-listen", "none")
+	output, err := started.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("want exit status 2, got %v: %s", err, output)
+	}
+	if !strings.Contains(string(output), "--policies") {
+		t.Fatalf("the refusal does not name --policies: %s", output)
+	}
 }
