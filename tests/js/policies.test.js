@@ -3,7 +3,9 @@
 // send (the link's `amqp:unauthorized-access` raised as the SDK's UnauthorizedAccess error); a
 // wrong key is refused at `$cbs` the same way; the admin client refuses a key without Manage
 // with its UnauthorizedRequestError, and creates a queue with an `authorizationRules` rule
-// whose key, read back, then works over AMQP on that queue only.
+// whose key, read back, then works over AMQP on that queue only; a SIGHUP re-read rotates a
+// primary key and removes a rule at once (the secondary key working on); and the emulator key
+// is refused at start-up off loopback.
 "use strict";
 
 const { test, before, after } = require("node:test");
@@ -13,6 +15,7 @@ const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const { ServiceBusClient } = require("@azure/service-bus");
+const { spawnSync } = require("node:child_process");
 const { ServiceBusAdministrationClient } = require("service-bus-beta");
 const { connectionStringAs, startBroker } = require("./broker");
 
@@ -23,19 +26,23 @@ const QUEUE = "js-policies";
 let broker;
 let policiesDir;
 
+/** The policies file: root (Manage), listener (Listen, with a secondary) and, if given, sender. */
+function writePolicies(file, keys) {
+  const rules = [
+    { KeyName: "root", PrimaryKey: keys.root, Rights: ["Manage", "Send", "Listen"] },
+    {
+      KeyName: "listener", PrimaryKey: keys.listener, SecondaryKey: keys.listener2,
+      Rights: ["Listen"],
+    },
+  ];
+  if (keys.sender) rules.push({ KeyName: "sender", PrimaryKey: keys.sender, Rights: ["Send"] });
+  fs.writeFileSync(file, JSON.stringify({ SharedAccessPolicies: rules }));
+}
+
 before(async () => {
   policiesDir = fs.mkdtempSync(path.join(os.tmpdir(), "busbar-js-policies-"));
   const policies = path.join(policiesDir, "policies.json");
-  fs.writeFileSync(policies, JSON.stringify({
-    SharedAccessPolicies: [
-      { KeyName: "root", PrimaryKey: KEYS.root, Rights: ["Manage", "Send", "Listen"] },
-      { KeyName: "sender", PrimaryKey: KEYS.sender, Rights: ["Send"] },
-      {
-        KeyName: "listener", PrimaryKey: KEYS.listener, SecondaryKey: KEYS.listener2,
-        Rights: ["Listen"],
-      },
-    ],
-  }));
+  writePolicies(policies, KEYS);
   broker = await startBroker({ queues: { [QUEUE]: {} }, args: ["--policies", policies] });
 });
 
@@ -149,4 +156,30 @@ test("the admin client makes an entity rule whose key works on its queue only", 
   const elsewhere = clientAs("js-app", secret);
   await assert.rejects(elsewhere.createSender(QUEUE).sendMessages({ body: "no" }), unauthorized(""));
   await elsewhere.close();
+});
+
+// Last: it changes the broker's keys.
+test("a re-read on SIGHUP rotates a primary key and removes a rule, the secondary key working on", async () => {
+  const rotated = { ...KEYS, listener: key(), sender: undefined };
+  writePolicies(path.join(policiesDir, "policies.json"), rotated);
+  await broker.hangUp();
+  for (const [name, secret] of [["sender", KEYS.sender], ["listener", KEYS.listener]]) {
+    const refused = clientAs(name, secret);
+    await assert.rejects(
+      refused.createReceiver(QUEUE).peekMessages(1), unauthorized(""), `${name}'s old key`);
+    await refused.close();
+  }
+  for (const secret of [KEYS.listener2, rotated.listener]) {
+    const listener = clientAs("listener", secret);
+    await listener.createReceiver(QUEUE).peekMessages(1);
+    await listener.close();
+  }
+});
+
+test("the emulator key is refused at start-up off loopback", () => {
+  const started = spawnSync(process.env.BUSBAR_BIN, [
+    "--memory", "--listen", "0.0.0.0:0", "--tls-listen", "none", "--admin-listen", "none",
+  ], { encoding: "utf8", timeout: 30_000 });
+  assert.equal(started.status, 2, started.stderr);
+  assert.ok(started.stderr.includes("--policies"), started.stderr);
 });
