@@ -3,7 +3,9 @@
 // (its put-token refused with 401) are ServiceBusExceptions with the UNAUTHORIZED reason; a
 // Send-only key sends and cannot receive; a Listen-only key's secondary receives and settles; the
 // admin client refuses a key without Manage with ClientAuthenticationException, and creates a
-// queue with a SharedAccessAuthorizationRule whose key, read back, works over AMQP there only.
+// queue with a SharedAccessAuthorizationRule whose key, read back, works over AMQP there only; a
+// SIGHUP re-read rotates a primary key and removes a rule at once, the secondary key working on;
+// and the emulator key is refused at start-up off loopback.
 package busbar;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,6 +25,8 @@ import com.azure.messaging.servicebus.administration.ServiceBusAdministrationCli
 import com.azure.messaging.servicebus.administration.models.AccessRights;
 import com.azure.messaging.servicebus.administration.models.CreateQueueOptions;
 import com.azure.messaging.servicebus.administration.models.SharedAccessAuthorizationRule;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -49,18 +53,23 @@ class PoliciesTest extends BrokerTest {
     @Override
     @BeforeAll
     void startBroker() throws Exception {
-        Path policies = Files.createTempFile("busbar-java-policies-", ".json");
+        broker = Broker.start("--policies", writePolicies(Files.createTempFile("busbar-java-policies-", ".json"),
+            senderKey, listenerKey));
+        clients = newClientBuilder(1);
+    }
+
+    /** Writes root (Manage), listener (Listen, with the secondary) and, if given, sender (Send). */
+    private String writePolicies(Path policies, String sender, String listener) throws IOException {
         policies.toFile().deleteOnExit();
         Files.writeString(policies, "{\"SharedAccessPolicies\": ["
             + "{\"KeyName\": \"root\", \"PrimaryKey\": \"" + rootKey
             + "\", \"Rights\": [\"Manage\", \"Send\", \"Listen\"]},"
-            + "{\"KeyName\": \"sender\", \"PrimaryKey\": \"" + senderKey
-            + "\", \"Rights\": [\"Send\"]},"
-            + "{\"KeyName\": \"listener\", \"PrimaryKey\": \"" + listenerKey
+            + (sender == null ? "" : "{\"KeyName\": \"sender\", \"PrimaryKey\": \"" + sender
+                + "\", \"Rights\": [\"Send\"]},")
+            + "{\"KeyName\": \"listener\", \"PrimaryKey\": \"" + listener
             + "\", \"SecondaryKey\": \"" + listenerSecondaryKey
             + "\", \"Rights\": [\"Listen\"]}]}");
-        broker = Broker.start("--policies", policies.toString());
-        clients = newClientBuilder(1);
+        return policies.toString();
     }
 
     private String connectionString(int port, String keyName, String key) {
@@ -147,5 +156,35 @@ class PoliciesTest extends BrokerTest {
         receiveAndComplete(own, queue);
         assertFailsWith(ServiceBusFailureReason.UNAUTHORIZED,
             () -> sendTo(connectionString(broker.port, "java-app", key), QUEUE));
+    }
+
+    @Test
+    void aReReadOnSighupRotatesAPrimaryAndRemovesARuleTheSecondaryWorkingOn() throws Exception {
+        Path policies = Files.createTempFile("busbar-java-rotation-", ".json");
+        Broker own = Broker.start("--policies", writePolicies(policies, senderKey, listenerKey));
+        try {
+            sendTo(connectionString(own.port, "sender", senderKey), QUEUE);
+            String rotated = freshKey();
+            writePolicies(policies, null, rotated);
+            own.hangUp();
+            assertFailsWith(ServiceBusFailureReason.UNAUTHORIZED,
+                () -> sendTo(connectionString(own.port, "sender", senderKey), QUEUE));
+            assertThrows(RuntimeException.class,
+                () -> receiveAndComplete(connectionString(own.port, "listener", listenerKey), QUEUE));
+            receiveAndComplete(connectionString(own.port, "listener", listenerSecondaryKey), QUEUE);
+            sendTo(connectionString(own.port, "root", rootKey), QUEUE);
+            receiveAndComplete(connectionString(own.port, "listener", rotated), QUEUE);
+        } finally {
+            own.stop();
+        }
+    }
+
+    @Test
+    void theEmulatorKeyIsRefusedAtStartUpOffLoopback() throws Exception {
+        Process started = new ProcessBuilder(System.getenv("BUSBAR_BIN"), "--memory", "--listen", "0.0.0.0:0",
+            "--tls-listen", "none", "--admin-listen", "none").redirectErrorStream(true).start();
+        String output = new String(started.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(2, started.waitFor(), output);
+        assertTrue(output.contains("--policies"), output);
     }
 }
