@@ -3,22 +3,28 @@
 // (either of its keys) receives, settles and cannot send; a wrong key is refused at $cbs; each
 // refusal is an *azservicebus.Error with CodeUnauthorizedAccess. The admin client creates a
 // queue with an AuthorizationRules rule, reads it back, and its key then works over AMQP on that
-// queue only; a Listen key is refused by the admin client (401).
+// queue only; a Listen key is refused by the admin client and the explorer's API (401); a SIGHUP
+// re-read rotates and removes keys at once; the emulator key is refused off loopback.
 package sdk
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
@@ -105,6 +111,28 @@ func requireUnauthorized(t *testing.T, err error, claim, operation string) {
 	}
 }
 
+// explorerStatus is the status of a GET of address with a SAS token of keyName's key.
+func explorerStatus(t *testing.T, address, keyName, key string) int {
+	t.Helper()
+	expiry := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	audience := url.QueryEscape(address)
+	mac := hmac.New(sha256.New, []byte(key))
+	mac.Write([]byte(audience + "\n" + expiry))
+	signature := url.QueryEscape(base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	request, err := http.NewRequestWithContext(testContext(t), http.MethodGet, address, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	request.Header.Set("Authorization", "SharedAccessSignature sr="+audience+"&sig="+signature+
+		"&se="+expiry+"&skn="+keyName)
+	response, err := http.DefaultClient.Do(request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	response.Body.Close()
+	return response.StatusCode
+}
+
 func TestPoliciesGiveEachKeyItsRights(t *testing.T) {
 	secured, keys, _ := securedBroker(t)
 	const queue = "q-send-receive"
@@ -137,6 +165,12 @@ func TestPoliciesAdminClientMakesAnEntityRuleWhoseKeyWorksThereOnly(t *testing.T
 	}
 	_, err := adminAs("listener").GetQueue(testContext(t), "q-send-receive", nil)
 	requireStatus(t, err, http.StatusUnauthorized, "GetQueue with a Listen key")
+	// The explorer's JSON API likewise needs Manage.
+	explorer := "http://127.0.0.1:" + secured.adminPort + "/$busbar/api/namespace"
+	requireEqual(t, "explorer API with a Listen key", explorerStatus(t, explorer, "listener", keys["listener"]),
+		http.StatusUnauthorized)
+	requireEqual(t, "explorer API with the Manage key", explorerStatus(t, explorer, "root", keys["root"]),
+		http.StatusOK)
 
 	const queue = "go-entity-rule"
 	key := freshKey(t)

@@ -2,10 +2,10 @@
 // sends and cannot receive; a Listen-only key (either of its keys) receives, settles and cannot
 // send (the link's `amqp:unauthorized-access` raised as the SDK's UnauthorizedAccess error); a
 // wrong key is refused at `$cbs` the same way; the admin client refuses a key without Manage
-// with its UnauthorizedRequestError, and creates a queue with an `authorizationRules` rule
-// whose key, read back, then works over AMQP on that queue only; a SIGHUP re-read rotates a
-// primary key and removes a rule at once (the secondary key working on); and the emulator key
-// is refused at start-up off loopback.
+// with its UnauthorizedRequestError (the explorer's API with 401), and creates a queue with an
+// `authorizationRules` rule whose key, read back, then works over AMQP on that queue only; a
+// SIGHUP re-read rotates a primary key and removes a rule at once (the secondary key working
+// on); and the emulator key is refused at start-up off loopback.
 "use strict";
 
 const { test, before, after } = require("node:test");
@@ -93,7 +93,23 @@ test("the admin client refuses a key without Manage", async () => {
   const root = new ServiceBusAdministrationClient(
     connectionStringAs(broker.adminAddress, "root", KEYS.root));
   assert.equal((await root.getQueue(QUEUE)).name, QUEUE);
+  // The explorer's JSON API likewise needs Manage.
+  const explorer = `http://127.0.0.1:${broker.adminPort}/$busbar/api/namespace`;
+  assert.equal(await explorerStatus(explorer, "listener", KEYS.listener), 401);
+  assert.equal(await explorerStatus(explorer, "root", KEYS.root), 200);
 });
+
+/** The status of a GET of `address` with a SAS token of `keyName`'s `secret`. */
+async function explorerStatus(address, keyName, secret) {
+  const expiry = Math.floor(Date.now() / 1000) + 3600;
+  const audience = encodeURIComponent(address);
+  const signature = crypto.createHmac("sha256", secret).update(`${audience}\n${expiry}`).digest("base64");
+  const token = `SharedAccessSignature sr=${audience}&sig=${encodeURIComponent(signature)}` +
+    `&se=${expiry}&skn=${keyName}`;
+  const response = await fetch(address, { headers: { Authorization: token } });
+  await response.arrayBuffer();
+  return response.status;
+}
 
 test("a Send-only key sends and cannot receive", async () => {
   const sender = clientAs("sender", KEYS.sender);
