@@ -2,10 +2,10 @@
 // own: a Listen-only key's send (its link refused with amqp:unauthorized-access) and a wrong key
 // (its put-token refused with 401) are ServiceBusExceptions with the UNAUTHORIZED reason; a
 // Send-only key sends and cannot receive; a Listen-only key's secondary receives and settles; the
-// admin client refuses a key without Manage with ClientAuthenticationException, and creates a
-// queue with a SharedAccessAuthorizationRule whose key, read back, works over AMQP there only; a
-// SIGHUP re-read rotates a primary key and removes a rule at once, the secondary key working on;
-// and the emulator key is refused at start-up off loopback.
+// admin client refuses a key without Manage with ClientAuthenticationException (the explorer's
+// API with 401), and creates a queue with a SharedAccessAuthorizationRule whose key, read back,
+// works over AMQP there only; a SIGHUP re-read rotates a primary key and removes a rule at once,
+// the secondary key working on; and the emulator key is refused at start-up off loopback.
 package busbar;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,6 +26,11 @@ import com.azure.messaging.servicebus.administration.models.AccessRights;
 import com.azure.messaging.servicebus.administration.models.CreateQueueOptions;
 import com.azure.messaging.servicebus.administration.models.SharedAccessAuthorizationRule;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,6 +38,8 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -113,12 +120,30 @@ class PoliciesTest extends BrokerTest {
     }
 
     @Test
-    void theAdminClientRefusesAKeyWithoutManage() {
+    void theAdminClientRefusesAKeyWithoutManage() throws Exception {
         ClientAuthenticationException refused = assertThrows(ClientAuthenticationException.class,
             () -> adminClient(connectionString(broker.adminPort, "listener", listenerKey)).getQueue(QUEUE));
         assertEquals(401, refused.getResponse().getStatusCode());
         assertEquals(QUEUE,
             adminClient(connectionString(broker.adminPort, "root", rootKey)).getQueue(QUEUE).getName());
+        // The explorer's JSON API likewise needs Manage.
+        String explorer = "http://127.0.0.1:" + broker.adminPort + "/$busbar/api/namespace";
+        assertEquals(401, explorerStatus(explorer, "listener", listenerKey));
+        assertEquals(200, explorerStatus(explorer, "root", rootKey));
+    }
+
+    /** The status of a GET of `address` with a SAS token of `keyName`'s `key`. */
+    private static int explorerStatus(String address, String keyName, String key) throws Exception {
+        String expiry = Long.toString(System.currentTimeMillis() / 1000 + 3600);
+        String audience = URLEncoder.encode(address, StandardCharsets.UTF_8);
+        Mac mac = Mac.getInstance("HmacSHA256");
+        mac.init(new SecretKeySpec(key.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+        byte[] signature = mac.doFinal((audience + "\n" + expiry).getBytes(StandardCharsets.UTF_8));
+        String token = "SharedAccessSignature sr=" + audience + "&sig="
+            + URLEncoder.encode(Base64.getEncoder().encodeToString(signature), StandardCharsets.UTF_8)
+            + "&se=" + expiry + "&skn=" + keyName;
+        HttpRequest request = HttpRequest.newBuilder(URI.create(address)).header("Authorization", token).build();
+        return HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 
     @Test
