@@ -29,29 +29,44 @@ use busbar_admin::explorer::{
     EntityCounts, OutgoingMessage, PeekedMessage, Redriven, SessionInfo, SubQueue,
 };
 use busbar_admin::metrics::MetricsSnapshot;
-use busbar_broker::auth::{Claim, KeyRing, SasToken};
+use busbar_broker::EntityName;
+use busbar_broker::auth::{
+    Claim, KeyRing, SasKeys, SasToken, SignedFor, top_level_entity, verify_within,
+};
 use busbar_broker::errors::BrokerError;
 use busbar_broker::runtime::{self, Control};
 use busbar_store::StoreCondition;
 
 use convert::{
-    queue_config, queue_entry, rule, rule_created_at, rule_properties, subscription_config,
-    subscription_entry, topic_config, topic_entry,
+    generate_missing_keys, queue_config, queue_entry, rule, rule_created_at, rule_properties,
+    subscription_config, subscription_entry, topic_config, topic_entry,
 };
 
-/// Requests carrying a SharedAccessSignature of a namespace rule (as the ring holds them at
-/// the request) with the right they need: Manage for the administration API, the explorer's
-/// sign-in and the test controls; Send or Listen for the data plane. Refusals are in the
-/// service's words, as `$cbs` and the links give them.
-pub(crate) fn authorization(keys: KeyRing, namespace: String) -> Authorization {
+/// Requests carrying a SharedAccessSignature with the right they need, signed by a namespace
+/// rule (as the ring holds them at the request) or by a rule of the entity the request is
+/// within (`entity_keys`, its token signed for that entity or the namespace): Manage for the
+/// administration API (an entity's rule: reading and updating that entity only), the
+/// explorer's sign-in and the test controls; Send or Listen for the data plane. Refusals are
+/// in the service's words, as `$cbs` and the links give them.
+pub(crate) fn authorization(
+    keys: KeyRing,
+    namespace: String,
+    entity_keys: impl Fn(&EntityName) -> Option<Arc<SasKeys>> + Send + Sync + 'static,
+) -> Authorization {
     Authorization::SharedAccessSignature(Arc::new(
         move |header: &str, need: Need<'_>, now: i64| -> Result<(), String> {
             let refused = |error: BrokerError| error.to_string();
             let token = SasToken::parse(header).map_err(|error| refused(error.into()))?;
-            let rights = keys
-                .current()
-                .verify_rights(&token, now)
-                .map_err(|error| refused(error.into()))?;
+            let entity = need.entity.and_then(top_level_entity);
+            let rights = verify_within(
+                &keys.current(),
+                &token,
+                entity.as_ref(),
+                SignedFor::EntityOrNamespace,
+                now,
+                &entity_keys,
+            )
+            .map_err(|error| refused(error.into()))?;
             let claim = match need.right {
                 Right::Manage => Claim::Manage,
                 Right::Send => Claim::Send,
@@ -59,11 +74,11 @@ pub(crate) fn authorization(keys: KeyRing, namespace: String) -> Authorization {
             };
             match need.entity {
                 _ if rights.allow(claim) => Ok(()),
-                Some(entity) => Err(refused(BrokerError::MissingClaim {
+                Some(entity) if claim != Claim::Manage => Err(refused(BrokerError::MissingClaim {
                     claim: claim.name(),
                     resource: format!("sb://{namespace}/{entity}"),
                 })),
-                None => Err("Manage,EntityRead claims required for this operation.".to_owned()),
+                _ => Err("Manage,EntityRead claims required for this operation.".to_owned()),
             }
         },
     ))
@@ -110,8 +125,9 @@ impl NamespaceControl for BrokerNamespace {
     async fn create_queue(
         &self,
         name: &str,
-        properties: QueueProperties,
+        mut properties: QueueProperties,
     ) -> ControlResult<QueueEntry> {
+        generate_missing_keys(&mut properties.authorization_rules).map_err(unavailable)?;
         let (config, kept) = queue_config(name, &properties);
         let queue = self.control.create_queue(config, kept).await;
         queue.map(queue_entry).map_err(control_error)
@@ -120,8 +136,9 @@ impl NamespaceControl for BrokerNamespace {
     async fn update_queue(
         &self,
         name: &str,
-        properties: QueueProperties,
+        mut properties: QueueProperties,
     ) -> ControlResult<QueueEntry> {
+        generate_missing_keys(&mut properties.authorization_rules).map_err(unavailable)?;
         let (config, kept) = queue_config(name, &properties);
         let queue = self.control.update_queue(config, kept).await;
         queue.map(queue_entry).map_err(control_error)
@@ -144,8 +161,9 @@ impl NamespaceControl for BrokerNamespace {
     async fn create_topic(
         &self,
         name: &str,
-        properties: TopicProperties,
+        mut properties: TopicProperties,
     ) -> ControlResult<TopicEntry> {
+        generate_missing_keys(&mut properties.authorization_rules).map_err(unavailable)?;
         let (config, kept) = topic_config(name, &properties);
         let topic = self.control.create_topic(config, kept).await;
         topic.map(topic_entry).map_err(control_error)
@@ -154,8 +172,9 @@ impl NamespaceControl for BrokerNamespace {
     async fn update_topic(
         &self,
         name: &str,
-        properties: TopicProperties,
+        mut properties: TopicProperties,
     ) -> ControlResult<TopicEntry> {
+        generate_missing_keys(&mut properties.authorization_rules).map_err(unavailable)?;
         let (config, kept) = topic_config(name, &properties);
         let topic = self.control.update_topic(config, kept).await;
         topic.map(topic_entry).map_err(control_error)
@@ -423,6 +442,10 @@ fn invalid(detail: String) -> ControlError {
     ControlError::Invalid { detail }
 }
 
+fn unavailable(detail: String) -> ControlError {
+    ControlError::Unavailable { detail }
+}
+
 fn control_error(error: runtime::ControlError) -> ControlError {
     match error {
         runtime::ControlError::NotFound(_) => ControlError::NotFound,
@@ -458,7 +481,7 @@ mod tests {
             rule("root", "root key", AccessRights::ALL),
             rule("listener", "listen key", AccessRights::of([Claim::Listen])),
         ]);
-        let verifier = authorization(KeyRing::new(keys), "ns".to_owned());
+        let verifier = authorization(KeyRing::new(keys), "ns".to_owned(), |_: &EntityName| None);
         let mut headers = HeaderMap::new();
         headers.insert(AUTHORIZATION, HeaderValue::from_str(token).unwrap());
         verifier

@@ -92,7 +92,7 @@ fn key(written: &str) -> Result<String, String> {
 }
 
 /// A fresh 256-bit key in base64, from the operating system's randomness.
-fn generate_key() -> Result<String, String> {
+pub(crate) fn generate_key() -> Result<String, String> {
     let mut bytes = [0u8; KEY_BYTES];
     getrandom::fill(&mut bytes).map_err(|e| format!("no randomness from the system: {e}"))?;
     Ok(STANDARD.encode(bytes))

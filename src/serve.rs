@@ -13,6 +13,7 @@ use busbar_admin::http::{AdminServer, ServerConfig, Upgrades};
 use busbar_gateway::tls::{DevelopmentCa, Identity, TlsConfig, TlsError};
 use busbar_gateway::{Gateway, Limits, Stopping};
 
+use busbar_broker::EntityName;
 use busbar_broker::config::Config;
 use busbar_broker::runtime::{self, Clock, RuntimeError};
 use busbar_store::{FileOptions, FileStorage, MemoryStorage, Storage, StoreError};
@@ -169,11 +170,16 @@ async fn run<S: Storage + 'static>(
     let mut listener_tasks = JoinSet::new();
     let namespace = config.namespace.name.clone();
     let started = unix_millis_now();
-    let ready = |control| {
+    let ready = |control: runtime::Control| {
+        let entity_keys = {
+            let control = control.clone();
+            move |name: &EntityName| control.entity_keys(name)
+        };
         let namespace = Arc::new(BrokerNamespace::new(control, namespace, started));
         let mut server_config = ServerConfig::new(admin::authorization(
             config.keys.clone(),
             config.namespace.name.clone(),
+            entity_keys,
         ));
         server_config.upgrade = Upgrades::to(WebSocketAmqp::new(amqp_sender.clone()));
         let admin_server = AdminServer::new(namespace, server_config);

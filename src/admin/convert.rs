@@ -25,12 +25,24 @@ use busbar_rules::{
     CorrelationFilter, Filter, Parameter, ParameterValue, Rule, SqlAction, SqlFilter, Value,
 };
 
-/// The broker's shared-access rules of an entity's `AuthorizationRules`; a rule sent without a
-/// primary key signs nothing and is only kept in the description.
+/// Gives every rule sent without a primary or a secondary key a fresh 256-bit one, as the
+/// service generates them, so the description kept (and read back) holds the keys that sign.
+pub(crate) fn generate_missing_keys(rules: &mut [AuthorizationRule]) -> Result<(), String> {
+    for rule in rules {
+        for key in [&mut rule.primary_key, &mut rule.secondary_key] {
+            if key.is_empty() {
+                *key = crate::policies::generate_key()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The broker's shared-access rules of an entity's `AuthorizationRules` (whose keys
+/// [`generate_missing_keys`] has filled).
 fn authorization_rules(rules: &[AuthorizationRule]) -> Vec<auth::AuthorizationRule> {
     rules
         .iter()
-        .filter(|rule| !rule.primary_key.is_empty())
         .map(|rule| auth::AuthorizationRule {
             key_name: rule.key_name.clone(),
             primary_key: rule.primary_key.clone(),

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -88,6 +89,8 @@ type broker struct {
 	adminPort string
 	caFile    string
 	exited    chan error
+	// reread receives once per "policies re-read" line (a SIGHUP's re-read of --policies).
+	reread chan struct{}
 }
 
 // startBroker starts busbar with args in a fresh temporary directory and waits until it listens.
@@ -132,7 +135,7 @@ func startBrokerIn(dir, binary string, args ...string) (*broker, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", binary, err)
 	}
-	b := &broker{cmd: cmd, dir: dir, exited: make(chan error, 1)}
+	b := &broker{cmd: cmd, dir: dir, exited: make(chan error, 1), reread: make(chan struct{}, 8)}
 	ports := make(chan [4]string, 1)
 	go func() {
 		// Reads stdout to its end so that the broker never blocks on a full pipe.
@@ -148,6 +151,12 @@ func startBrokerIn(dir, binary string, args ...string) (*broker, error) {
 			note(amqpsListening, lines.Text(), &amqps)
 			note(adminListening, lines.Text(), &admin)
 			note(tlsCA, lines.Text(), &ca)
+			if strings.HasPrefix(lines.Text(), "policies re-read") {
+				select {
+				case b.reread <- struct{}{}:
+				default:
+				}
+			}
 			if amqp != "" && amqps != "" && admin != "" && ca != "" {
 				select {
 				case ports <- [4]string{amqp, amqps, admin, ca}:

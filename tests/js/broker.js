@@ -54,7 +54,7 @@ function connectionStringAs(endpoint, keyName, key) {
  * A running broker (with `args` added to its command line): `connectionString` for the SDK, `adminConnectionString` (the same with the
  * admin port, as the emulator documents for the administration client), `adminPort`, `amqpsPort`,
  * `adminCaFile` (the CA to trust for https on that port), `address` and `adminAddress` (host:port),
- * and `stop()` to end it (asserts exit 0).
+ * `stop()` to end it (asserts exit 0), and `hangUp()` to make it re-read its policies file.
  */
 async function startBroker({ queues = {}, topics = {}, args = [] } = {}) {
   const binary = process.env.BUSBAR_BIN;
@@ -91,6 +91,14 @@ async function startBroker({ queues = {}, topics = {}, args = [] } = {}) {
     // The CA of the broker's TLS certificate: the suite's, or the one it made in its data dir.
     adminCaFile: tlsDir ? path.join(tlsDir, "ca.crt") : path.join(directory, "data", "tls", "ca.crt"),
     stop: () => stopBroker(child, directory),
+    // SIGHUP (re-reading --policies); resolves at the broker's "policies re-read" line.
+    hangUp: () => new Promise((resolve) => {
+      const lines = readline.createInterface({ input: child.stdout });
+      lines.on("line", (line) => {
+        if (line.startsWith("policies re-read")) resolve();
+      });
+      child.kill("SIGHUP");
+    }),
   };
 }
 

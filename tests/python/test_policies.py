@@ -225,19 +225,100 @@ def test_an_entity_rule_survives_a_restart(own_broker):
         client.get_queue_sender("q-kept-rule").send_messages(ServiceBusMessage("after a restart"))
 
 
-def test_a_rotated_key_works_at_once_and_the_old_one_no_more_without_a_restart(own_broker):
-    old = KEYS["sender"]
-    with strict_client(conn(own_broker, "sender", old)) as client:
+def test_rotation_and_removal_take_effect_without_a_restart(own_broker):
+    old = KEYS["listener"]
+    with strict_client(conn(own_broker, "sender", KEYS["sender"])) as client:
         client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("before"))
-    rotated = dict(KEYS, sender=fresh_key())
-    (own_broker.workdir / "policies.json").write_text(json.dumps(policies(rotated)))
+    # The listener's primary key is replaced, the sender's rule removed.
+    rotated = dict(KEYS, listener=fresh_key())
+    document = policies(rotated)
+    document["SharedAccessPolicies"] = [
+        rule for rule in document["SharedAccessPolicies"] if rule["KeyName"] != "sender"
+    ]
+    (own_broker.workdir / "policies.json").write_text(json.dumps(document))
     own_broker.process.send_signal(signal.SIGHUP)
     own_broker._await_line(lambda line: "policies re-read" in line or None, "the re-read line")
-    with strict_client(conn(own_broker, "sender", old)) as client:
-        with pytest.raises(ServiceBusAuthenticationError):
-            client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("no"))
-    with strict_client(conn(own_broker, "sender", rotated["sender"])) as client:
-        client.get_queue_sender(QUEUE).send_messages(ServiceBusMessage("after"))
+    for name, key in (("sender", KEYS["sender"]), ("listener", old)):
+        with strict_client(conn(own_broker, name, key)) as client:
+            with pytest.raises(ServiceBusAuthenticationError):
+                client.get_queue_receiver(QUEUE, max_wait_time=2).receive_messages()
+    # The secondary key survives the primary's rotation; the new primary signs at once.
+    for key in (KEYS["listener-secondary"], rotated["listener"]):
+        with strict_client(conn(own_broker, "listener", key)) as client:
+            with client.get_queue_receiver(QUEUE, max_wait_time=5) as receiver:
+                assert receiver.peek_messages(max_message_count=1)
+
+
+def entity_rule(key_name, rights, primary=""):
+    return AuthorizationRule(key_name=key_name, primary_key=primary, rights=rights)
+
+
+def test_a_rule_sent_without_keys_gets_generated_ones_that_sign(secured):
+    with admin(secured, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        client.create_queue("q-generated-keys", authorization_rules=[entity_rule("gen", ["Send"])])
+        (read,) = client.get_queue("q-generated-keys").authorization_rules
+    assert read.key_name == "gen" and read.primary_key != read.secondary_key
+    for key in (read.primary_key, read.secondary_key):
+        assert len(base64.b64decode(key)) == 32
+        with strict_client(conn(secured, "gen", key) + "EntityPath=q-generated-keys;") as client:
+            client.get_queue_sender("q-generated-keys").send_messages(ServiceBusMessage("generated"))
+
+
+def entity_rest(broker, key_name, key, method, path, signed_for=None):
+    """A request signed with an entity rule's key (for `signed_for`, by default the URL)."""
+    url = f"http://127.0.0.1:{broker.admin_port}{path}"
+    token = sas_token(signed_for or url, key=key, key_name=key_name)
+    request = urllib.request.Request(
+        url, data=b"entity key", method=method, headers={"Authorization": token}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_an_entity_key_works_over_http_on_its_entity_only(secured):
+    key = fresh_key()
+    with admin(secured, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        client.create_queue("q-http-rule", authorization_rules=[
+            entity_rule("http-app", ["Send", "Listen"], key)])
+    assert entity_rest(secured, "http-app", key, "POST", "/q-http-rule/messages")[0] == 201
+    status, body = entity_rest(secured, "http-app", key, "DELETE", "/q-http-rule/messages/head")
+    assert (status, body) == (200, "entity key")
+    # Another queue, or a token signed for another entity, is refused (401) before existence.
+    for path, signed_for in (
+        (f"/{QUEUE}/messages", None),
+        ("/no-such-queue/messages", None),
+        ("/q-http-rule/messages", f"sb://localhost/{QUEUE}"),
+    ):
+        assert entity_rest(secured, "http-app", key, "POST", path, signed_for)[0] == 401, path
+
+
+def test_an_entity_manage_key_administers_its_entity_only(secured):
+    manage, listen = fresh_key(), fresh_key()
+    with admin(secured, "RootManageSharedAccessKey", KEYS["RootManageSharedAccessKey"]) as client:
+        client.create_queue("q-managed-rule", authorization_rules=[
+            entity_rule("owner", ["Manage", "Send", "Listen"], manage),
+            entity_rule("reader", ["Listen"], listen),
+        ])
+    with admin(secured, "owner", manage) as client:
+        queue = client.get_queue("q-managed-rule")
+        queue.max_delivery_count = 7
+        client.update_queue(queue)
+        assert client.get_queue("q-managed-rule").max_delivery_count == 7
+        for refused in (
+            lambda: client.get_queue(QUEUE),
+            lambda: client.create_queue("q-not-the-owner-s"),
+            lambda: client.delete_queue("q-managed-rule"),
+            lambda: list(client.list_queues()),
+        ):
+            with pytest.raises(ClientAuthenticationError):
+                refused()
+    with admin(secured, "reader", listen) as client:
+        with pytest.raises(ClientAuthenticationError) as refused:
+            client.get_queue("q-managed-rule")
+    assert "Manage,EntityRead claims required" in str(refused.value)
 
 
 def test_the_emulator_key_and_a_wrong_key_are_refused(secured):

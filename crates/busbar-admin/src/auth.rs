@@ -40,7 +40,8 @@ pub enum Right {
 pub struct Need<'a> {
     /// The right.
     pub right: Right,
-    /// The entity's path (`q`, `t/Subscriptions/s`), or `None` for the namespace.
+    /// The entity's path (`q`, `t/Subscriptions/s`), or `None` for the namespace. A rule of
+    /// that entity's own (or its topic's) may grant what a namespace rule would.
     pub entity: Option<&'a str>,
 }
 

@@ -60,6 +60,17 @@ pub enum EntityPath {
     },
 }
 
+impl EntityPath {
+    /// The queue or topic this is within: itself, or a subscription's topic (whose rules
+    /// cover it).
+    pub fn top_level(&self) -> &EntityName {
+        match self {
+            Self::QueueOrTopic(name) => name,
+            Self::Subscription { topic, .. } => topic,
+        }
+    }
+}
+
 /// Which queue of an entity an address names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SubQueue {

@@ -50,6 +50,8 @@ pub mod condition {
     pub const INTERNAL_ERROR: &str = "amqp:internal-error";
     /// The broker closes the connection (shutdown); clients reconnect.
     pub const CONNECTION_FORCED: &str = "amqp:connection:forced";
+    /// The broker detaches the link (a token that lapsed without renewal); clients re-attach.
+    pub const DETACH_FORCED: &str = "amqp:link:detach-forced";
     /// A discharge names a transaction the coordinator does not know (§4.5.6).
     pub const TRANSACTION_UNKNOWN_ID: &str = "amqp:transaction:unknown-id";
     /// The transaction could not commit and was rolled back (§4.5.6).
@@ -208,6 +210,20 @@ pub enum BrokerError {
         /// The entity's address, `sb://namespace/entity`.
         resource: String,
     },
+    /// The token that let a link open expired without a renewal, in Service Bus's words (the
+    /// service force-detaches the link with code `RenewToken`; the SDKs re-attach with a fresh
+    /// token).
+    #[error(
+        "The link '{link}' is force detached. Code: RenewToken. Details: Unauthorized access. '{claim}' claim(s) are required to perform this operation. Resource: '{resource}'."
+    )]
+    TokenLapsed {
+        /// The link's name.
+        link: String,
+        /// The right the link needs (`Send`, `Listen`).
+        claim: &'static str,
+        /// The entity's address, `sb://namespace/entity`.
+        resource: String,
+    },
     /// A quota was reached.
     #[error("{0}")]
     ResourceLimitExceeded(String),
@@ -317,6 +333,7 @@ impl BrokerError {
             Self::Unauthorized(_) | Self::InvalidSignature | Self::MissingClaim { .. } => {
                 (c::UNAUTHORIZED_ACCESS, StatusCode::UNAUTHORIZED)
             }
+            Self::TokenLapsed { .. } => (c::DETACH_FORCED, StatusCode::UNAUTHORIZED),
             Self::ResourceLimitExceeded(_) | Self::EntityQuotaExceeded { .. } => {
                 (c::RESOURCE_LIMIT_EXCEEDED, StatusCode::FORBIDDEN)
             }

@@ -28,7 +28,7 @@ use super::route::{
     Operation, RouteError, Routed, is_browser_home, is_health_probe, is_metrics_scrape, route,
 };
 use crate::atom::MAX_DOCUMENT_BYTES;
-use crate::auth::Need;
+use crate::auth::{Need, Right};
 use crate::control::{ControlError, NamespaceControl};
 use crate::explorer;
 use crate::metrics::{self, render};
@@ -68,10 +68,17 @@ pub(crate) async fn answer<C: NamespaceControl>(
     let routed = route(&parts.method, url.path());
     let data_request = data_plane::route(&parts.method, url.path());
     // Authorisation before anything else, so a refused caller learns nothing of what exists.
-    let need = data_request.as_ref().map_or(Need::MANAGE, |request| Need {
-        right: request.operation.right(),
-        entity: Some(&request.entity),
-    });
+    let need = match (&data_request, &routed) {
+        (Some(request), _) => Need {
+            right: request.operation.right(),
+            entity: Some(&request.entity),
+        },
+        (None, Ok(Routed::Api(operation))) => Need {
+            right: Right::Manage,
+            entity: operation.own_entity(),
+        },
+        (None, _) => Need::MANAGE,
+    };
     if let Err(reason) = config
         .authorization
         .check(&parts.headers, need, now.unix_millis())

@@ -35,6 +35,21 @@ pub(crate) enum Operation {
     Delete(Target),
 }
 
+impl Operation {
+    /// The queue or topic whose own Manage rule may authorise this operation: reading or
+    /// updating that entity, or a topic's subscriptions and rules (`None`: only a namespace
+    /// rule may — lists, the namespace, deletions).
+    pub(crate) fn own_entity(&self) -> Option<&str> {
+        match self {
+            Operation::Get(target) | Operation::Put(target) => Some(match target {
+                Target::Entity { name } => name,
+                Target::Subscription { topic, .. } | Target::Rule { topic, .. } => topic,
+            }),
+            Operation::NamespaceInfo | Operation::List(_) | Operation::Delete(_) => None,
+        }
+    }
+}
+
 /// A list endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Listing {

@@ -215,6 +215,19 @@ impl Connection {
             .credit())
     }
 
+    /// The name the link was attached with.
+    pub fn link_name(&self, link: LinkId) -> Result<&str, EngineError> {
+        let session = self
+            .sessions
+            .get(link.session.key)
+            .ok_or(EngineError::UnknownSession)?;
+        let link = session
+            .links
+            .get(link.key)
+            .ok_or(EngineError::UnknownLink)?;
+        Ok(&link.name)
+    }
+
     /// Bytes of outgoing transfers a session holds back for the peer's window.
     pub fn queued_bytes(&self, session: SessionId) -> Result<usize, EngineError> {
         Ok(self

@@ -10,7 +10,7 @@ mod ring;
 mod token;
 
 pub use keys::{AuthorizationRule, DEFAULT_KEY, DEFAULT_KEY_NAME, SasKeys, Unauthorized};
-pub use put_token::{PutTokenOutcome, put_token};
+pub use put_token::{PutTokenOutcome, SignedFor, put_token, top_level_entity, verify_within};
 pub use rights::{AccessRights, Claim};
 pub use ring::KeyRing;
 pub use token::{SasToken, TokenError, sign_token};

@@ -8,6 +8,7 @@ use super::token::SasToken;
 use crate::address::{Address, EntityPath, path_of};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
+use crate::percent;
 
 /// What a put-token request comes to; the `$cbs` handler answers 202, 401 or 404.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,18 +80,15 @@ pub fn put_token(
         Ok(token) => token,
         Err(error) => return PutTokenOutcome::Unauthorized(error.into()),
     };
-    let verified = match keys.verify_rights(&token, now_unix_millis) {
-        Err(Unauthorized::UnknownKeyName(name)) => {
-            let entity = top_level_entity(audience);
-            match entity.as_ref().and_then(&entity_rules) {
-                Some(rules) if top_level_entity(token.audience()) == entity => {
-                    rules.verify_rights(&token, now_unix_millis)
-                }
-                _ => Err(Unauthorized::UnknownKeyName(name)),
-            }
-        }
-        verified => verified,
-    };
+    let entity = top_level_entity(audience);
+    let verified = verify_within(
+        keys,
+        &token,
+        entity.as_ref(),
+        SignedFor::Entity,
+        now_unix_millis,
+        entity_rules,
+    );
     let rights = match verified {
         Ok(rights) => rights,
         Err(reason) => return PutTokenOutcome::Unauthorized(reason),
@@ -127,12 +125,66 @@ pub fn put_token(
     }
 }
 
-/// The queue or topic an audience is within (a subscription's topic), `None` for the namespace.
-fn top_level_entity(audience: &str) -> Option<EntityName> {
-    match &Address::parse(audience).ok()?.entity_node()?.path {
-        EntityPath::QueueOrTopic(name) => Some(name.clone()),
-        EntityPath::Subscription { topic, .. } => Some(topic.clone()),
+/// What a token signed by an entity's rule must have been signed for (its `sr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignedFor {
+    /// That entity or something within it (`$cbs`: the token names what it is for).
+    Entity,
+    /// That entity, something within it, or the namespace as a whole (HTTP: the request's
+    /// URL names the entity, and the administration clients sign their endpoint).
+    EntityOrNamespace,
+}
+
+/// Verifies `token` for a request within the queue or topic `entity` (`None`: the namespace)
+/// and returns the rights of the rule that signed it. The namespace's rules come first; a key
+/// name none of them has may be a rule of `entity` (`entity_rules`; a topic's rules cover its
+/// subscriptions), whose token is then good within that entity only: its `sr` must be within
+/// it too (or be the namespace, as `signed_for` allows). Every way in — `$cbs`, SASL PLAIN,
+/// HTTP — judges tokens here.
+pub fn verify_within(
+    keys: &SasKeys,
+    token: &SasToken,
+    entity: Option<&EntityName>,
+    signed_for: SignedFor,
+    now_unix_millis: i64,
+    entity_rules: impl Fn(&EntityName) -> Option<Arc<SasKeys>>,
+) -> Result<AccessRights, Unauthorized> {
+    match keys.verify_rights(token, now_unix_millis) {
+        Err(Unauthorized::UnknownKeyName(name)) => match entity {
+            Some(entity) if signed_within(token.audience(), entity, signed_for) => {
+                match entity_rules(entity) {
+                    Some(rules) => rules.verify_rights(token, now_unix_millis),
+                    None => Err(Unauthorized::UnknownKeyName(name)),
+                }
+            }
+            _ => Err(Unauthorized::UnknownKeyName(name)),
+        },
+        verified => verified,
     }
+}
+
+/// Whether a token's audience (`sr`, decoded) is `entity` or within it (`q/messages`,
+/// `t/Subscriptions/s`), or the namespace when `signed_for` allows it. A query
+/// (`?api-version=…`, which JavaScript and Go sign with the URL) is not part of it.
+fn signed_within(audience: &str, entity: &EntityName, signed_for: SignedFor) -> bool {
+    let audience = audience.split_once('?').map_or(audience, |(path, _)| path);
+    let Some(path) = percent::decode(path_of(audience)) else {
+        return false;
+    };
+    let path = path.trim_matches('/');
+    if path.is_empty() {
+        return signed_for == SignedFor::EntityOrNamespace;
+    }
+    let entity = entity.as_str();
+    path.get(..entity.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(entity))
+        && matches!(path.as_bytes().get(entity.len()), None | Some(b'/'))
+}
+
+/// The queue or topic an audience is within (a subscription's topic), `None` for the namespace.
+pub fn top_level_entity(audience: &str) -> Option<EntityName> {
+    let address = Address::parse(audience).ok()?;
+    Some(address.entity_node()?.path.top_level().clone())
 }
 
 #[cfg(test)]
@@ -281,6 +333,36 @@ mod tests {
             decide(&emulator_token(audience), audience).to_broker_error("ns"),
             None
         );
+    }
+
+    #[test]
+    fn an_entity_token_must_be_signed_within_its_entity() {
+        let q = EntityName::from("orders");
+        for within in [
+            "sb://h/orders",
+            "http://h:5300/Orders/messages?api-version=2021-05",
+            "sb://h/orders/$DeadLetterQueue",
+        ] {
+            assert!(signed_within(within, &q, SignedFor::Entity), "{within}");
+        }
+        for outside in [
+            "sb://h/orders-2",
+            "sb://h/other/orders",
+            "sb://h/",
+            "sb://h/%zz",
+        ] {
+            assert!(!signed_within(outside, &q, SignedFor::Entity), "{outside}");
+        }
+        assert!(signed_within(
+            "https://h:5300",
+            &q,
+            SignedFor::EntityOrNamespace
+        ));
+        assert!(!signed_within(
+            "sb://h/other",
+            &q,
+            SignedFor::EntityOrNamespace
+        ));
     }
 
     #[test]

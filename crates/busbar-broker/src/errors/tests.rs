@@ -20,7 +20,7 @@ fn suffix(entity: &str) -> String {
 }
 
 /// How many variants `BrokerError` has.
-const VARIANTS: usize = 27;
+const VARIANTS: usize = 28;
 
 /// A number per variant. The match has no wildcard, so a new variant does not compile until it
 /// is numbered here, and then the table test fails until the table covers it too.
@@ -53,6 +53,7 @@ fn variant_number(error: &BrokerError) -> usize {
         BrokerError::EntityDisabled { .. } => 24,
         BrokerError::EntitySendDisabled { .. } => 25,
         BrokerError::InvalidSignature => 26,
+        BrokerError::TokenLapsed { .. } => 27,
     }
 }
 
@@ -157,6 +158,16 @@ fn every_variant_maps_to_its_condition_status_and_description() {
             c::UNAUTHORIZED_ACCESS,
             401,
             "Unauthorized access. 'Send' claim(s) are required to perform this operation. Resource: 'sb://sbemulatorns/q'.",
+        ),
+        (
+            BrokerError::TokenLapsed {
+                link: "receiver-1".into(),
+                claim: "Listen",
+                resource: "sb://sbemulatorns/q".into(),
+            },
+            c::DETACH_FORCED,
+            401,
+            "The link 'receiver-1' is force detached. Code: RenewToken. Details: Unauthorized access. 'Listen' claim(s) are required to perform this operation. Resource: 'sb://sbemulatorns/q'.",
         ),
         (
             BrokerError::StoreUnavailable {

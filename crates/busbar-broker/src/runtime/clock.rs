@@ -69,11 +69,21 @@ impl Clock {
 
     /// The tokio instant at which `at` is reached (now, for instants already past).
     pub fn instant_at(&self, at: Timestamp) -> Instant {
+        self.instant_after(at.0.saturating_sub(self.offset_millis()))
+    }
+
+    /// The tokio instant at which wall time reaches `at`, whatever a virtual clock says (for
+    /// token expiry, as [`wall_now`](Self::wall_now)).
+    pub fn wall_instant_at(&self, at: Timestamp) -> Instant {
+        self.instant_after(at.0)
+    }
+
+    /// The instant `wall_millis` since the epoch is on the wall clock.
+    fn instant_after(&self, wall_millis: i64) -> Instant {
         // Capped so a far-future deadline (a TTL of centuries) cannot overflow `Instant`.
-        let offset =
-            at.0.saturating_sub(self.anchor_millis)
-                .saturating_sub(self.offset_millis())
-                .clamp(0, MAX_WAIT_MILLIS);
+        let offset = wall_millis
+            .saturating_sub(self.anchor_millis)
+            .clamp(0, MAX_WAIT_MILLIS);
         self.anchor_instant + Duration::from_millis(offset.unsigned_abs())
     }
 
@@ -161,6 +171,7 @@ mod tests {
         );
         assert!(clock.wall_now().0 < due.0, "wall time does not move");
         assert!(clock.instant_at(due) <= Instant::now());
+        assert!(clock.wall_instant_at(due) > Instant::now() + Duration::from_secs(3_000));
         assert_eq!(clock.offset(), Some(2 * hour));
     }
 }

@@ -24,6 +24,7 @@ use super::message_bodies::MessageBodies;
 use super::metrics::{Metrics, MetricsSnapshot};
 use super::registry::{self, Delivery, EntityHandle, IdAssigner};
 use super::{ENTITY_INBOX, spawn_entity};
+use crate::auth::SasKeys;
 use crate::config::{NamespaceConfig, QueueConfig, check_namespace};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
@@ -135,6 +136,12 @@ impl Control {
             .map_or(busbar_store::StoreCondition::Healthy, |state| {
                 state.store.condition()
             })
+    }
+
+    /// The shared-access rules of the queue or topic `name`, if it has its own (none once the
+    /// broker has stopped). Reads the registry only; nothing waits.
+    pub fn entity_keys(&self, name: &EntityName) -> Option<Arc<SasKeys>> {
+        self.state().ok()?.registry.current().entity_keys(name)
     }
 
     /// The traffic counters now: the broker's, and each entity's (unordered). Reads atomics

@@ -300,6 +300,8 @@ pub(crate) enum ConnectionCommand {
     },
     /// A transaction reached its time-out: roll it back.
     TransactionTimedOut(TxnId),
+    /// The first of the connection's tokens reached its expiry: detach what held by it.
+    TokensLapsed,
     /// A request/response operation finished: answer it.
     Respond {
         /// The link the request came on.

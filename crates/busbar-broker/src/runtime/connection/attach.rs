@@ -296,8 +296,18 @@ impl BrokerConnection {
         connection: &mut Connection,
     ) {
         self.grants.retain(|grant| grant.path.as_ref() != path);
+        self.detach_uncovered(connection, |_, _, _| error.clone());
+    }
+
+    /// Detaches every link the connection's rights (as its grants now are) no longer cover,
+    /// each with the error `error(link name, claim it needs, entity)` gives.
+    pub(super) fn detach_uncovered(
+        &mut self,
+        connection: &mut Connection,
+        error: impl Fn(&str, Claim, &EntityPath) -> BrokerError,
+    ) {
         let parsed = |path: &str| Some(Address::parse(path).ok()?.entity_node()?.path.clone());
-        let lapsed: Vec<(LinkId, EntityPath)> = self
+        let lapsed: Vec<(LinkId, EntityPath, Claim)> = self
             .links
             .iter()
             .filter_map(|(&link, kind)| {
@@ -319,11 +329,12 @@ impl BrokerConnection {
                 };
                 let rights = self.rights(&path);
                 let covered = claims.iter().any(|&claim| rights.allow(claim));
-                (!covered).then_some((link, path))
+                (!covered).then_some((link, path, claims[0]))
             })
             .collect();
-        for (link, path) in lapsed {
-            let wire = self.wire(error, &path.to_string());
+        for (link, path, claim) in lapsed {
+            let name = connection.link_name(link).unwrap_or_default().to_owned();
+            let wire = self.wire(&error(&name, claim, &path), &path.to_string());
             self.forget(link);
             let _ = connection.detach(link, Some(AmqpError::new(wire.condition, wire.description)));
         }

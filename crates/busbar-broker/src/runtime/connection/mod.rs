@@ -10,6 +10,7 @@ mod send_window;
 mod session_attach;
 mod session_requests;
 mod settlements;
+mod token_lapse;
 mod transactional_work;
 mod transactions;
 mod transfers;
@@ -36,6 +37,7 @@ use super::registry::EntityHandle;
 use crate::address::{EntityNode, EntityPath};
 use crate::auth::AccessRights;
 use crate::errors::{BrokerError, ErrorScope, TrackingId, WireError};
+use crate::names::EntityName;
 
 /// A link on which we deliver messages from an entity.
 #[derive(Debug)]
@@ -121,10 +123,14 @@ pub(crate) struct BrokerConnection {
     shared: Arc<Shared>,
     id: u64,
     mailbox: Mailbox,
-    /// SASL PLAIN with a valid key authorises every entity.
-    /// The rights of the rule whose key SASL PLAIN presented (none without it).
+    /// The rights of the namespace rule whose key SASL PLAIN presented (none without it).
     authenticated: AccessRights,
+    /// The rights of the entity rules whose key SASL PLAIN presented, each on its queue or
+    /// topic (and a topic's subscriptions).
+    authenticated_within: Vec<(EntityName, AccessRights)>,
     grants: Vec<Grant>,
+    /// Wakes the connection when the first of its grants expires ([`token_lapse`]).
+    lapse_timer: Option<tokio::task::AbortHandle>,
     links: HashMap<LinkId, LinkKind>,
     /// Entity inboxes of receive links that ended, for deliveries still on their way to them.
     detached_receivers: HashMap<LinkId, mpsc::Sender<EntityCommand>>,
@@ -147,7 +153,9 @@ impl BrokerConnection {
             id,
             mailbox,
             authenticated: AccessRights::NONE,
+            authenticated_within: Vec::new(),
             grants: Vec::new(),
+            lapse_timer: None,
             links: HashMap::new(),
             detached_receivers: HashMap::new(),
             response_tags: 0,
@@ -166,14 +174,19 @@ impl BrokerConnection {
     /// clock moved ahead does not expire the clients' tokens).
     fn rights(&self, path: &EntityPath) -> AccessRights {
         let now = self.shared.clock.wall_now();
+        let plain = self
+            .authenticated_within
+            .iter()
+            .filter(|(entity, _)| entity == path.top_level())
+            .fold(self.authenticated, |rights, (_, within)| {
+                rights.union(*within)
+            });
         self.grants
             .iter()
             .filter(|grant| {
                 grant.expires_at > now && grant.path.as_ref().is_none_or(|granted| granted == path)
             })
-            .fold(self.authenticated, |rights, grant| {
-                rights.union(grant.rights)
-            })
+            .fold(plain, |rights, grant| rights.union(grant.rights))
     }
 
     /// The wire form of an error concerning `entity`.
@@ -232,9 +245,17 @@ impl BrokerConnection {
                         self.authenticated = keys.rights_of(&name);
                         SaslVerdict::Ok
                     }
+                    // A key name no namespace rule has may be an entity's own rule's.
                     Err(reason) => {
-                        tracing::info!(connection = self.id, %reason, "SASL PLAIN refused");
-                        SaslVerdict::AuthFailed
+                        let registry = self.shared.registry.current();
+                        self.authenticated_within =
+                            registry.plain_entity_rights(response.as_bytes());
+                        if self.authenticated_within.is_empty() {
+                            tracing::info!(connection = self.id, %reason, "SASL PLAIN refused");
+                            SaslVerdict::AuthFailed
+                        } else {
+                            SaslVerdict::Ok
+                        }
                     }
                 }
             }
@@ -251,6 +272,9 @@ impl Drop for BrokerConnection {
     fn drop(&mut self) {
         // Nothing of a transaction left open may ever appear.
         self.roll_back_declared_on(None);
+        if let Some(timer) = self.lapse_timer.take() {
+            timer.abort();
+        }
         self.shared.metrics.connection_closed();
     }
 }
@@ -361,6 +385,7 @@ impl ConnectionHandler for BrokerConnection {
                 self.committed(&txn, result, connection);
             }
             ConnectionCommand::TransactionTimedOut(txn) => self.transaction_timed_out(txn),
+            ConnectionCommand::TokensLapsed => self.tokens_lapsed(connection),
             ConnectionCommand::Respond {
                 request_link,
                 request,

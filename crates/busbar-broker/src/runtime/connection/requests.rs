@@ -220,6 +220,7 @@ impl BrokerConnection {
                         expires_at: busbar_core::Timestamp(expires_at_unix_millis),
                         rights,
                     });
+                    self.arm_lapse_timer();
                 }
                 success(
                     request,

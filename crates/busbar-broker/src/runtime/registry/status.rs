@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::{Registry, Resolved};
 use crate::address::EntityPath;
-use crate::auth::{AuthorizationRule, SasKeys};
+use crate::auth::{AccessRights, AuthorizationRule, SasKeys};
 use crate::config::{EntityStatus, subscription_refuses_receives};
 use crate::errors::BrokerError;
 use crate::names::EntityName;
@@ -26,6 +26,18 @@ impl Registry {
     /// The shared-access rules of the queue or topic `name`, if it has its own.
     pub(crate) fn entity_keys(&self, name: &EntityName) -> Option<Arc<SasKeys>> {
         self.entity_keys.get(name).cloned()
+    }
+
+    /// The queues and topics one of whose own rules takes the SASL PLAIN `response` (a key
+    /// name and one of its keys), each with that rule's rights.
+    pub(crate) fn plain_entity_rights(&self, response: &[u8]) -> Vec<(EntityName, AccessRights)> {
+        self.entity_keys
+            .iter()
+            .filter_map(|(entity, keys)| {
+                let name = keys.authenticate_plain(response).ok()?;
+                Some((entity.clone(), keys.rights_of(&name)))
+            })
+            .collect()
     }
 
     /// Records the status of the queue, topic or subscription at `path`.

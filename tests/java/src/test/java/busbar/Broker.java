@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
@@ -44,9 +45,11 @@ final class Broker {
     final int adminPort;
     /** The development CA (PEM) that signed the broker's certificate for localhost. */
     final Path caFile;
+    /** One permit per "policies re-read" line (a SIGHUP's re-read of --policies). */
+    private final Semaphore rereads;
 
     private Broker(Process process, Path workDir, Path log, int port, int amqpsPort, int adminPort,
-            Path caFile) {
+            Path caFile, Semaphore rereads) {
         this.process = process;
         this.workDir = workDir;
         this.log = log;
@@ -54,6 +57,7 @@ final class Broker {
         this.amqpsPort = amqpsPort;
         this.adminPort = adminPort;
         this.caFile = caFile;
+        this.rereads = rereads;
     }
 
     static Broker start(String... extraArguments) throws IOException, InterruptedException {
@@ -83,14 +87,16 @@ final class Broker {
         CompletableFuture<Integer> amqpsPort = new CompletableFuture<>();
         CompletableFuture<Integer> adminPort = new CompletableFuture<>();
         CompletableFuture<Path> caFile = new CompletableFuture<>();
-        Thread reader = new Thread(() -> pump(process, port, amqpsPort, adminPort, caFile), "busbar-stdout");
+        Semaphore rereads = new Semaphore(0);
+        Thread reader = new Thread(() -> pump(process, port, amqpsPort, adminPort, caFile, rereads),
+            "busbar-stdout");
         reader.setDaemon(true);
         reader.start();
         try {
             return new Broker(process, workDir, log, port.get(START_TIMEOUT_SECS, TimeUnit.SECONDS),
                 amqpsPort.get(START_TIMEOUT_SECS, TimeUnit.SECONDS),
                 adminPort.get(START_TIMEOUT_SECS, TimeUnit.SECONDS),
-                caFile.get(START_TIMEOUT_SECS, TimeUnit.SECONDS));
+                caFile.get(START_TIMEOUT_SECS, TimeUnit.SECONDS), rereads);
         } catch (Exception error) {
             process.destroyForcibly().waitFor();
             throw new IllegalStateException("busbar did not report a listening port: " + error
@@ -98,11 +104,11 @@ final class Broker {
         }
     }
 
-    // Reads stdout to its end (so the broker never blocks on a full pipe), noting the ports and the
-    // CA's path.
+    // Reads stdout to its end (so the broker never blocks on a full pipe), noting the ports, the
+    // CA's path and each re-read of the policies.
     private static void pump(Process process, CompletableFuture<Integer> port,
             CompletableFuture<Integer> amqpsPort, CompletableFuture<Integer> adminPort,
-            CompletableFuture<Path> caFile) {
+            CompletableFuture<Path> caFile, Semaphore rereads) {
         try (BufferedReader lines = new BufferedReader(
                 new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = lines.readLine()) != null; ) {
@@ -112,6 +118,9 @@ final class Broker {
                 Matcher ca = TLS_CA.matcher(line);
                 if (!caFile.isDone() && ca.find()) {
                     caFile.complete(Path.of(ca.group(1)));
+                }
+                if (line.startsWith("policies re-read")) {
+                    rereads.release();
                 }
             }
         } catch (IOException error) {
@@ -158,6 +167,14 @@ final class Broker {
     String adminConnectionString() {
         return "Endpoint=sb://localhost:" + adminPort + ";SharedAccessKeyName=RootManageSharedAccessKey;"
             + "SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;";
+    }
+
+    /** SIGHUP, then waits for the broker to say it re-read its policies file. */
+    void hangUp() throws IOException, InterruptedException {
+        new ProcessBuilder("kill", "-HUP", Long.toString(process.pid())).inheritIO().start().waitFor();
+        if (!rereads.tryAcquire(START_TIMEOUT_SECS, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("busbar did not re-read its policies\n" + logTail());
+        }
     }
 
     /** SIGTERM, then requires a clean exit (status 0) within the time limit. */
