@@ -105,6 +105,8 @@ pub struct FileStorage {
     /// [`open_with_index`](FileStorage::open_with_index)).
     index_part: Option<MessagePart>,
     summarizer: Option<Summarizer>,
+    /// The recovery keeping `index_part` that `open` built, until `recover_keeping` takes it.
+    opened: Option<Recovered>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -133,7 +135,9 @@ impl FileStorage {
     /// [`recover_keeping(index_part)`](Storage::recover_keeping) then read the summaries of
     /// sealed segments instead of the segments, a few bytes per message instead of its whole
     /// body. Summaries are written in the background as segments are sealed; a segment without
-    /// a whole one is read as before.
+    /// a whole one is read as before. The recovery keeping `index_part` is built in the same
+    /// pass as the location index and handed to the first `recover_keeping(index_part)`, if
+    /// nothing was appended before it.
     pub fn open_with_index(
         dir: impl AsRef<Path>,
         options: FileOptions,
@@ -152,14 +156,23 @@ impl FileStorage {
         let lock = segment::lock_dir(&dir)?;
         let mut index = LiveIndex::default();
         let summaries = index_part.is_some();
+        // With an index part, the recovery keeping it is built in the same pass, for the first
+        // `recover_keeping` to take instead of reading everything again.
+        let mut opened = index_part.map(|_| Recovered::default());
         let scan = scan::scan(
             &dir,
             ScanMode::Repair,
             summaries,
-            |_, location, entry, _| {
+            |_, location, entry, summarized| {
                 index.apply(&entry, location);
+                if let Some(recovered) = opened.as_mut() {
+                    replay(recovered, entry, index_part, summarized);
+                }
             },
         )?;
+        if let Some(recovered) = opened.as_mut() {
+            recovered.durable = scan.last;
+        }
         let mut segments: BTreeMap<SegmentId, SegmentInfo> = scan
             .segments
             .iter()
@@ -217,6 +230,7 @@ impl FileStorage {
             poison: Poison::default(),
             index_part,
             summarizer,
+            opened,
         })
     }
 
@@ -433,7 +447,7 @@ fn replay(recovered: &mut Recovered, entry: Entry, keep: Option<MessagePart>, su
 }
 
 impl FileStorage {
-    /// Reads the journal again for a recovery (`open` kept only the index of where things are).
+    /// The recovery `open` built if it is still current, or reads the journal again.
     fn rescan(&mut self, keep: Option<MessagePart>) -> Result<Recovered, StoreError> {
         self.poison.check()?;
         let mut recovered = Recovered::default();
@@ -442,6 +456,13 @@ impl FileStorage {
             .index_part
             .zip(keep)
             .is_some_and(|(summarized, keep)| std::ptr::fn_addr_eq(summarized, keep));
+        // What `open` built is current while nothing was appended since.
+        if let Some(opened) = self.opened.take()
+            && summaries
+            && opened.durable == self.last
+        {
+            return Ok(opened);
+        }
         let mode = ScanMode::UpTo(self.durable);
         scan::scan(&self.dir, mode, summaries, |_, _, entry, summarized| {
             replay(&mut recovered, entry, keep, summarized);
