@@ -34,10 +34,14 @@ impl DuplicateWindow {
 
     /// Whether `id` was remembered within the window before `now`.
     pub(crate) fn contains(&self, id: &Bytes, now: Timestamp) -> bool {
-        match (self.window, self.seen.get(id)) {
-            (Some(window), Some(at)) => at.saturating_add(window) > now,
-            _ => false,
-        }
+        self.seen.get(id).is_some_and(|&at| self.covers(at, now))
+    }
+
+    /// Whether an id seen at `at` is still within the window at `now` (never when detection is
+    /// off): what a restart needs to remember.
+    pub(crate) fn covers(&self, at: Timestamp, now: Timestamp) -> bool {
+        self.window
+            .is_some_and(|window| at.saturating_add(window) > now)
     }
 
     /// Remembers `id` as seen at `at` (no-op when detection is off).

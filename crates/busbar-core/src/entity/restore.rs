@@ -39,7 +39,11 @@ impl Entity {
             }
             let body = decode_body(message)?;
             let persisted = decode_state(&state)?;
-            if let Some(id) = body.message_id() {
+            // Only ids the duplicate window still covers: a deep backlog's others cost a copy
+            // each for nothing.
+            if let Some(id) = body.message_id()
+                && entity.duplicates.covers(body.accepted_time(), now)
+            {
                 // A copy: a slice would keep the store's whole read buffer alive.
                 ids.push((body.accepted_time(), Bytes::copy_from_slice(id)));
             }
@@ -67,7 +71,6 @@ impl Entity {
         for (at, id) in ids {
             entity.duplicates.remember(id, at);
         }
-        entity.duplicates.forget_expired(now);
         Ok(entity)
     }
 }
