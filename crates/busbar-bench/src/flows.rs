@@ -35,6 +35,19 @@ pub(crate) struct Consumer {
     pub(crate) progress: Arc<QueueProgress>,
 }
 
+/// What every producer of a [`run`] sends, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Load {
+    /// Each message.
+    pub(crate) payload: Payload,
+    /// Unsettled sends each producer keeps.
+    pub(crate) in_flight: usize,
+    /// Most messages each producer sends.
+    pub(crate) per_producer: u64,
+    /// The producers' time.
+    pub(crate) duration: Duration,
+}
+
 /// What [`run`] measured.
 pub(crate) struct FlowOutcome {
     /// Each producer's tag and tally, in the order given.
@@ -60,18 +73,15 @@ impl FlowOutcome {
     }
 }
 
-/// Connects every producer and consumer, then runs them together: each producer sends up to
-/// `per_producer` messages of `payload` for `duration` keeping `in_flight` unsettled, each
-/// consumer receives until its group has what the group's producers sent (or the grace ends).
+/// Connects every producer and consumer, then runs them together: each producer sends as
+/// `load` says, each consumer receives until its group has what the group's producers sent (or
+/// the grace ends).
 pub(crate) async fn run(
     connector: &Arc<Connector>,
     probe: Option<BrokerProbe>,
     producers: Vec<Producer>,
     consumers: Vec<Consumer>,
-    payload: Payload,
-    in_flight: usize,
-    per_producer: u64,
-    duration: Duration,
+    load: Load,
 ) -> Result<FlowOutcome, BenchError> {
     let mut senders = Vec::new();
     for (index, producer) in producers.into_iter().enumerate() {
@@ -89,7 +99,7 @@ pub(crate) async fn run(
     }
     let before = probe.and_then(|probe| probe.sample());
     let started = Instant::now();
-    let until = started + duration;
+    let until = started + load.duration;
     let mut consumer_tasks = Vec::new();
     for (consumer, client, mut receiver) in receivers {
         consumer_tasks.push(tokio::spawn(async move {
@@ -109,8 +119,14 @@ pub(crate) async fn run(
     let mut producer_tasks = Vec::new();
     for (producer, client, mut sender) in senders {
         producer_tasks.push(tokio::spawn(async move {
-            let tally =
-                client::send_loop(&mut sender, payload, in_flight, per_producer, until).await;
+            let tally = client::send_loop(
+                &mut sender,
+                load.payload,
+                load.in_flight,
+                load.per_producer,
+                until,
+            )
+            .await;
             // On failure the consumers stop at their deadline; the error ends the run.
             let accepted = tally.as_ref().map_or(0, |tally| tally.completed);
             for progress in &producer.feeds {

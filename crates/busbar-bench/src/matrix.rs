@@ -326,17 +326,13 @@ impl Matrix {
                 progress: Arc::clone(&progress),
             })
             .collect();
-        let outcome = flows::run(
-            &self.connector,
-            self.probe,
-            producers,
-            consumers,
-            payload(cell.body_bytes),
-            cell.in_flight,
-            messages / cell.connections as u64,
+        let load = flows::Load {
+            payload: payload(cell.body_bytes),
+            in_flight: cell.in_flight,
+            per_producer: messages / cell.connections as u64,
             duration,
-        )
-        .await?;
+        };
+        let outcome = flows::run(&self.connector, self.probe, producers, consumers, load).await?;
         let sent = outcome.sent_total();
         let (tally, latency_kind) = if cell.kind == Kind::SendReceive {
             let mut received = outcome.received;
@@ -447,17 +443,13 @@ impl Matrix {
                 progress: Arc::clone(progress),
             })
             .collect();
-        let outcome = flows::run(
-            &self.connector,
-            self.probe,
-            producers,
-            consumers,
-            payload(cell.body_bytes),
-            cell.in_flight,
-            cell.messages(),
-            self.duration(),
-        )
-        .await?;
+        let load = flows::Load {
+            payload: payload(cell.body_bytes),
+            in_flight: cell.in_flight,
+            per_producer: cell.messages(),
+            duration: self.duration(),
+        };
+        let outcome = flows::run(&self.connector, self.probe, producers, consumers, load).await?;
         let sent = outcome.sent_total();
         let mut tally = outcome.received;
         let copies = tally.completed;

@@ -249,7 +249,7 @@ impl Runner {
     pub(crate) async fn run(mut self) -> Result<Report, BenchError> {
         let mut results = Vec::new();
         for scenario in plan(self.options.profile) {
-            let wanted = self.options.wants(&scenario.name);
+            let wanted = self.options.wants(scenario.name);
             let served = self.options.topics || !matches!(scenario.shape, Shape::FanOut { .. });
             if !wanted || !served {
                 continue;
@@ -356,17 +356,13 @@ impl Runner {
             body_bytes: flow.body_bytes,
             property: None,
         };
-        let outcome = flows::run(
-            &self.connector,
-            self.probe,
-            producers,
-            consumers,
+        let load = flows::Load {
             payload,
-            flow.in_flight,
+            in_flight: flow.in_flight,
             per_producer,
-            scenario.duration,
-        )
-        .await?;
+            duration: scenario.duration,
+        };
+        let outcome = flows::run(&self.connector, self.probe, producers, consumers, load).await?;
         for (queue, tally) in &outcome.sent {
             if let Some(queued) = self.queued.get_mut(*queue) {
                 *queued += tally.completed;
