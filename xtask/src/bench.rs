@@ -1,26 +1,30 @@
 //! `cargo xtask bench`: builds Busbar and `busbar-bench` in release, runs the load scenarios
-//! against Busbar (memory and/or file storage) and, with `--peer rabbitmq`, against a private
-//! loopback-only RabbitMQ node it installs, starts, declares queues on and stops; then prints
-//! the comparison table.
+//! (or, with `--matrix`, the comparison matrix) against Busbar (memory and/or file storage, and
+//! optionally a baseline binary) and against the peers asked for — RabbitMQ 3.x from Debian,
+//! RabbitMQ 4 and ActiveMQ Artemis as `../shared/tools/peers/` installs them — each started
+//! afresh every round, interleaved, and stopped; then prints the comparison table.
 
 use std::io::{BufRead as _, BufReader};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cargo;
 
+mod artemis;
+mod rabbitmq;
+
 /// SASL PLAIN credentials Busbar accepts from plain AMQP clients (the emulator's).
 const BUSBAR_CREDENTIALS: &str = "RootManageSharedAccessKey:SAS_KEY_VALUE";
 /// How long a broker may take to start or stop.
 const BROKER_DEADLINE: Duration = Duration::from_secs(180);
-/// Where Debian installs RabbitMQ's own scripts (run directly, not through the wrapper that
-/// switches to the `rabbitmq` user and the system-wide node).
-const RABBITMQ_BIN: &str = "/usr/lib/rabbitmq/bin";
-
-/// Erlang flag binding the distribution listener to loopback.
-const LOOPBACK_DISTRIBUTION: &str = "-kernel inet_dist_use_interface {127,0,0,1}";
+/// Subscriptions of the matrix's topic (`busbar-bench`'s `matrix::TOPIC_SUBSCRIPTIONS`), which
+/// a peer declares itself.
+const TOPIC_SUBSCRIPTIONS: usize = 5;
+/// Unmeasured send + receive before each broker's matrix (Artemis's JIT needs it; every broker
+/// gets the same).
+const WARMUP_SECONDS: [u32; 2] = [5, 20];
 
 /// Which Busbar storages to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,31 +36,66 @@ enum Storages {
     None,
 }
 
+/// A peer broker to compare with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peer {
+    /// Debian's RabbitMQ 3.x, classic and quorum queues.
+    Rabbitmq,
+    /// RabbitMQ 4.0, classic and quorum queues.
+    Rabbitmq4,
+    /// ActiveMQ Artemis 2.44.
+    Artemis,
+}
+
 /// What `cargo xtask bench` was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct BenchOptions {
     quick: bool,
-    peer_rabbitmq: bool,
-    storages: Storages,
+    peers: Vec<Peer>,
+    /// `None`: both, or file only for the matrix (its cells are durable).
+    storages: Option<Storages>,
     out: Option<PathBuf>,
     /// Passed to `busbar-bench run --only`: scenario name words, comma-separated.
     only: Option<String>,
     /// How many times every broker runs the scenarios; the comparison shows each scenario's
     /// median round and the range.
     rounds: u32,
+    /// The comparison matrix instead of the scenarios.
+    matrix: bool,
+    /// Another Busbar binary run beside this build's (`busbar-STORAGE-before`).
+    baseline: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: cargo xtask bench [--quick] [--peer rabbitmq] \
+impl BenchOptions {
+    fn storages(&self) -> &'static [&'static str] {
+        let default = if self.matrix {
+            Storages::File
+        } else {
+            Storages::Both
+        };
+        match self.storages.unwrap_or(default) {
+            Storages::Memory => &["memory"],
+            Storages::File => &["file"],
+            Storages::Both => &["memory", "file"],
+            Storages::None => &[],
+        }
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask bench [--quick] [--matrix] \
+                     [--peer rabbitmq|rabbitmq4|artemis]… [--baseline BUSBAR-BINARY] \
                      [--storage memory|file|both|none] [--only WORD,…] [--rounds N] [--out DIR]";
 
 fn parse(args: &[String]) -> Result<BenchOptions, String> {
     let mut options = BenchOptions {
         quick: false,
-        peer_rabbitmq: false,
-        storages: Storages::Both,
+        peers: Vec::new(),
+        storages: None,
         out: None,
         only: None,
         rounds: 1,
+        matrix: false,
+        baseline: None,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -67,18 +106,31 @@ fn parse(args: &[String]) -> Result<BenchOptions, String> {
         };
         match arg.as_str() {
             "--quick" => options.quick = true,
-            "--peer" => match value()?.as_str() {
-                "rabbitmq" => options.peer_rabbitmq = true,
-                other => return Err(format!("unknown peer {other:?}: only rabbitmq")),
-            },
+            "--matrix" => options.matrix = true,
+            "--peer" => {
+                let peer = match value()?.as_str() {
+                    "rabbitmq" => Peer::Rabbitmq,
+                    "rabbitmq4" => Peer::Rabbitmq4,
+                    "artemis" => Peer::Artemis,
+                    other => {
+                        return Err(format!(
+                            "unknown peer {other:?}: rabbitmq, rabbitmq4 or artemis"
+                        ));
+                    }
+                };
+                if !options.peers.contains(&peer) {
+                    options.peers.push(peer);
+                }
+            }
+            "--baseline" => options.baseline = Some(PathBuf::from(value()?)),
             "--storage" => {
-                options.storages = match value()?.as_str() {
+                options.storages = Some(match value()?.as_str() {
                     "memory" => Storages::Memory,
                     "file" => Storages::File,
                     "both" => Storages::Both,
                     "none" => Storages::None,
                     other => return Err(format!("unknown storage {other:?}\n{USAGE}")),
-                }
+                })
             }
             "--out" => options.out = Some(PathBuf::from(value()?)),
             "--only" => options.only = Some(value()?),
@@ -102,6 +154,28 @@ pub(crate) fn workspace_root() -> PathBuf {
         .map_or(manifest.clone(), Path::to_path_buf)
 }
 
+/// Where the peers are installed: `$PEERS_DIR`, as the setup scripts read it, or their default.
+fn peers_dir() -> PathBuf {
+    std::env::var_os("PEERS_DIR").map_or_else(
+        || PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/busbar-peers"),
+        PathBuf::from,
+    )
+}
+
+/// Runs one of the peers' setup scripts, `../shared/tools/peers/NAME` beside the workspace.
+fn setup_script(name: &str) -> Result<(), String> {
+    let script = workspace_root().join("../shared/tools/peers").join(name);
+    eprintln!("xtask bench: installing a peer with {}", script.display());
+    let status = Command::new("bash")
+        .arg(&script)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    status
+        .success()
+        .then_some(())
+        .ok_or(format!("{} failed ({status})", script.display()))
+}
+
 /// Runs `cargo xtask bench`.
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let options = parse(args)?;
@@ -117,9 +191,22 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     result
 }
 
+/// The machine's load averages (`/proc/loadavg`'s first three fields).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+}
+
 fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> Result<(), String> {
+    let storages = options.storages();
     let mut packages = vec!["build", "--release", "-p", "busbar-bench"];
-    if options.storages != Storages::None {
+    if !storages.is_empty() {
         packages.extend(["-p", "busbar"]);
     }
     cargo(&packages, &[])?;
@@ -128,13 +215,12 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
         path: target.join("release/busbar-bench"),
         quick: options.quick,
         only: options.only.clone(),
+        matrix: options.matrix,
     };
-    let storages: &[&str] = match options.storages {
-        Storages::Memory => &["memory"],
-        Storages::File => &["file"],
-        Storages::Both => &["memory", "file"],
-        Storages::None => &[],
-    };
+    let mut binaries = vec![(target.join("release/busbar"), "")];
+    if let Some(baseline) = &options.baseline {
+        binaries.push((baseline.clone(), "-before"));
+    }
     let (mut ours, mut peers) = (Vec::new(), Vec::new());
     let mut machine = Vec::new();
     // Rounds interleave the brokers, so a slow spell of the machine hits all of them; every
@@ -148,25 +234,47 @@ fn run_in(options: &BenchOptions, target: &Path, out: &Path, scratch: &Path) -> 
         let scratch = scratch.join(format!("round-{round}"));
         std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
         // The disk's sync time and the cost of waking a thread move by the hour here, and the
-        // durable and 1-in-flight rows with them: the report says what they were.
+        // durable and 1-in-flight rows with them: the report says what they were, and how
+        // loaded the machine was (other work shares its two cores).
         let reading = tool.output(&["machine-probe", &scratch.display().to_string()])?;
-        let reading = format!("round {round}: {}", reading.trim());
+        let reading = format!(
+            "round {round}: {}; load average {}",
+            reading.trim(),
+            load_average()
+        );
         eprintln!("xtask bench: machine before {reading}");
         machine.push(format!("- {reading}"));
         for storage in storages {
-            let report = out.join(format!("busbar-{storage}{suffix}.json"));
-            run_busbar(
-                &tool,
-                &target.join("release/busbar"),
-                storage,
-                &scratch,
-                &report,
-            )?;
-            ours.push(report);
+            for (binary, tag) in &binaries {
+                let label = format!("busbar-{storage}{tag}");
+                let report = out.join(format!("{label}{suffix}.json"));
+                run_busbar(&tool, binary, storage, &label, &scratch, &report)?;
+                ours.push(report);
+            }
         }
-        if options.peer_rabbitmq {
-            peers.extend(run_rabbitmq(&tool, &scratch, out, &suffix)?);
+        for peer in &options.peers {
+            let scratch = scratch.join("peer");
+            let reports = match peer {
+                Peer::Rabbitmq => {
+                    rabbitmq::run(&rabbitmq::Install::debian()?, &tool, &scratch, out, &suffix)?
+                }
+                Peer::Rabbitmq4 => rabbitmq::run(
+                    &rabbitmq::Install::version_4()?,
+                    &tool,
+                    &scratch,
+                    out,
+                    &suffix,
+                )?,
+                Peer::Artemis => artemis::run(&tool, &scratch, out, &suffix)?,
+            };
+            peers.extend(reports);
+            // A peer's data goes with its round: the disk is shared.
+            let _ = std::fs::remove_dir_all(&scratch);
         }
+        machine.push(format!(
+            "  (after round {round}: load average {})",
+            load_average()
+        ));
     }
     let (ours, peers) = if ours.is_empty() {
         (peers, Vec::new())
@@ -194,6 +302,22 @@ struct Tool {
     path: PathBuf,
     quick: bool,
     only: Option<String>,
+    matrix: bool,
+}
+
+/// A running broker to measure, as `busbar-bench run` is told about it.
+struct Target {
+    url: String,
+    /// The address template of queue `{n}`.
+    address: String,
+    label: String,
+    pid: u32,
+    /// Whether it has `busbar-config`'s fan-out topics.
+    topics: bool,
+    /// The matrix's topic: send address and the subscriptions' receive template.
+    matrix_topic: Option<(String, String)>,
+    /// Whether it has the matrix's session-enabled queue.
+    sessions: bool,
 }
 
 impl Tool {
@@ -213,42 +337,50 @@ impl Tool {
         String::from_utf8(output.stdout).map_err(|_| "busbar-bench printed non-UTF-8".to_owned())
     }
 
-    /// Runs the scenarios (the topic fan-out ones only if the broker has `busbar-config`'s
-    /// topics); the table goes to our standard output as it is printed.
-    fn run(
-        &self,
-        url: &str,
-        address: &str,
-        label: &str,
-        pid: u32,
-        report: &Path,
-        topics: bool,
-    ) -> Result<(), String> {
-        let pid = pid.to_string();
-        let report_path = report.display().to_string();
-        let mut args = vec![
+    /// Runs the scenarios or the matrix against `target`; the table goes to our standard output
+    /// as it is printed.
+    fn run(&self, target: &Target, report: &Path) -> Result<(), String> {
+        let mut args: Vec<String> = [
             "run",
             "--url",
-            url,
+            &target.url,
             "--address",
-            address,
+            &target.address,
             "--label",
-            label,
+            &target.label,
             "--broker-pid",
-            &pid,
+            &target.pid.to_string(),
             "--json",
-            &report_path,
-        ];
+            &report.display().to_string(),
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let mut flag = |words: &[&str]| args.extend(words.iter().map(|w| (*w).to_owned()));
         if self.quick {
-            args.push("--quick");
+            flag(&["--quick"]);
         }
         if let Some(only) = &self.only {
-            args.extend(["--only", only]);
+            flag(&["--only", only]);
         }
-        if !topics {
-            args.push("--no-topics");
+        if !target.topics {
+            flag(&["--no-topics"]);
+        }
+        if self.matrix {
+            let warmup = WARMUP_SECONDS[usize::from(!self.quick)].to_string();
+            flag(&["--matrix", "--warmup", &warmup]);
+            let topic = target
+                .matrix_topic
+                .as_ref()
+                .map_or("none".to_owned(), |(send, receive)| {
+                    format!("{send},{receive}")
+                });
+            flag(&["--matrix-topic", &topic]);
+            if !target.sessions {
+                flag(&["--sessions-queue", "none"]);
+            }
         }
         eprintln!("$ busbar-bench {}", args.join(" "));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         print!("{}", self.output(&args)?);
         Ok(())
     }
@@ -302,6 +434,7 @@ fn run_busbar(
     tool: &Tool,
     binary: &Path,
     storage: &str,
+    label: &str,
     scratch: &Path,
     report: &Path,
 ) -> Result<(), String> {
@@ -342,9 +475,22 @@ fn run_busbar(
             log_path.display()
         )
     })?;
-    let url = format!("amqp://{BUSBAR_CREDENTIALS}@{address}");
-    let label = format!("busbar-{storage}");
-    tool.run(&url, "bench-{n}", &label, broker.child.id(), report, true)
+    tool.run(
+        &Target {
+            url: format!("amqp://{BUSBAR_CREDENTIALS}@{address}"),
+            address: "bench-{n}".to_owned(),
+            label: label.to_owned(),
+            pid: broker.child.id(),
+            topics: true,
+            // busbar-bench's defaults: `busbar-config` declares both.
+            matrix_topic: Some((
+                "matrix-topic".to_owned(),
+                "matrix-topic/Subscriptions/sub-{n}".to_owned(),
+            )),
+            sessions: true,
+        },
+        report,
+    )
 }
 
 /// Reads the broker's standard output up to `listening on ADDR`, then keeps draining it on a
@@ -368,232 +514,6 @@ fn free_port() -> Result<u16, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Installs RabbitMQ from Debian's packages unless present; returns its major version.
-fn ensure_rabbitmq() -> Result<u32, String> {
-    if !Path::new(RABBITMQ_BIN).join("rabbitmq-server").exists() {
-        eprintln!("xtask bench: installing rabbitmq-server from Debian's packages");
-        let apt = |args: &[&str]| -> Result<(), String> {
-            let status = Command::new("apt-get")
-                .args(args)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .map_err(|e| format!("cannot run apt-get: {e}"))?;
-            status
-                .success()
-                .then_some(())
-                .ok_or(format!("apt-get {} failed", args.join(" ")))
-        };
-        // The package may start the system-wide node (where services are allowed to start):
-        // make that one listen on loopback only too, unless the machine already configures it,
-        // and stop it again, since the benchmark runs its own private node.
-        let system_env = Path::new("/etc/rabbitmq/rabbitmq-env.conf");
-        if !system_env.exists() {
-            std::fs::create_dir_all("/etc/rabbitmq")
-                .and_then(|()| std::fs::write(system_env, "NODE_IP_ADDRESS=127.0.0.1\n"))
-                .map_err(|e| format!("{}: {e}", system_env.display()))?;
-        }
-        apt(&["update"])?;
-        apt(&["install", "-y", "rabbitmq-server"])?;
-        let _ = Command::new("service")
-            .args(["rabbitmq-server", "stop"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-    let output = Command::new("dpkg-query")
-        .args(["-W", "-f=${Version}", "rabbitmq-server"])
-        .output()
-        .map_err(|e| format!("cannot run dpkg-query: {e}"))?;
-    let version = String::from_utf8_lossy(&output.stdout).into_owned();
-    eprintln!("xtask bench: rabbitmq-server {version}");
-    version
-        .split(['.', '-', ':'])
-        .next()
-        .and_then(|major| major.parse().ok())
-        .ok_or(format!("cannot read the RabbitMQ version from {version:?}"))
-}
-
-/// A private RabbitMQ node: its own name, ports, data and cookie, on 127.0.0.1 only.
-struct RabbitNode {
-    env: Vec<(String, String)>,
-    node: String,
-    amqp_port: u16,
-    management_port: u16,
-    dir: PathBuf,
-}
-
-impl RabbitNode {
-    fn new(scratch: &Path, major: u32) -> Result<Self, String> {
-        let dir = scratch.join("rabbitmq");
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let (amqp_port, management_port, dist_port) = (free_port()?, free_port()?, free_port()?);
-        let node = format!("busbar-bench-{}@localhost", std::process::id());
-        let plugins = if major >= 4 {
-            "[rabbitmq_management]."
-        } else {
-            "[rabbitmq_amqp1_0,rabbitmq_management]."
-        };
-        let config = format!(
-            "listeners.tcp.1 = 127.0.0.1:{amqp_port}\n\
-             management.tcp.ip = 127.0.0.1\nmanagement.tcp.port = {management_port}\n"
-        );
-        let write = |name: &str, text: &str| {
-            std::fs::write(dir.join(name), text).map_err(|e| format!("{name}: {e}"))
-        };
-        write("enabled_plugins", plugins)?;
-        write("rabbitmq.conf", &config)?;
-        let path = |name: &str| dir.join(name).display().to_string();
-        let env = [
-            ("RABBITMQ_NODENAME", node.clone()),
-            ("RABBITMQ_NODE_IP_ADDRESS", "127.0.0.1".to_owned()),
-            ("RABBITMQ_NODE_PORT", amqp_port.to_string()),
-            ("RABBITMQ_DIST_PORT", dist_port.to_string()),
-            ("ERL_EPMD_ADDRESS", "127.0.0.1".to_owned()),
-            // Erlang distribution (node and CLI) on loopback too.
-            (
-                "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS",
-                LOOPBACK_DISTRIBUTION.to_owned(),
-            ),
-            ("RABBITMQ_CTL_ERL_ARGS", LOOPBACK_DISTRIBUTION.to_owned()),
-            ("RABBITMQ_CONFIG_FILE", path("rabbitmq.conf")),
-            ("RABBITMQ_ENABLED_PLUGINS_FILE", path("enabled_plugins")),
-            ("RABBITMQ_MNESIA_BASE", path("mnesia")),
-            ("RABBITMQ_LOG_BASE", path("log")),
-            ("RABBITMQ_PID_FILE", path("pid")),
-            // The Erlang cookie lives in $HOME: a private one for this node and its rabbitmqctl.
-            ("HOME", dir.display().to_string()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
-        .collect();
-        Ok(Self {
-            env,
-            node,
-            amqp_port,
-            management_port,
-            dir,
-        })
-    }
-
-    fn command(&self, program: &str) -> Command {
-        let mut command = Command::new(program);
-        command.envs(self.env.iter().map(|(k, v)| (k, v)));
-        command
-    }
-
-    fn ctl(&self, args: &[&str]) -> Result<(), String> {
-        let status = self
-            .command(&format!("{RABBITMQ_BIN}/rabbitmqctl"))
-            .args(["-n", &self.node])
-            .args(args)
-            .stdout(Stdio::null())
-            .status()
-            .map_err(|e| format!("cannot run rabbitmqctl: {e}"))?;
-        status
-            .success()
-            .then_some(())
-            .ok_or(format!("rabbitmqctl {} failed", args.join(" ")))
-    }
-
-    fn declare(&self, name: &str, kind: &str) -> Result<(), String> {
-        let arguments = format!(r#"{{"x-queue-type":"{kind}"}}"#);
-        let status = Command::new("rabbitmqadmin")
-            .args(["-H", "127.0.0.1", "-P", &self.management_port.to_string()])
-            .args(["-u", "guest", "-p", "guest", "declare", "queue"])
-            .args([
-                format!("name={name}"),
-                "durable=true".to_owned(),
-                format!("arguments={arguments}"),
-            ])
-            .stdout(Stdio::null())
-            .status()
-            .map_err(|e| format!("cannot run rabbitmqadmin: {e}"))?;
-        status
-            .success()
-            .then_some(())
-            .ok_or(format!("declaring {kind} queue {name} failed"))
-    }
-
-    fn pid(&self) -> Result<u32, String> {
-        let text = std::fs::read_to_string(self.dir.join("pid"))
-            .map_err(|e| format!("RabbitMQ pid file: {e}"))?;
-        text.trim()
-            .parse()
-            .map_err(|_| format!("RabbitMQ pid file holds {text:?}"))
-    }
-}
-
-fn epmd_running() -> bool {
-    TcpStream::connect_timeout(&([127, 0, 0, 1], 4369).into(), Duration::from_secs(1)).is_ok()
-}
-
-/// Runs the scenarios against durable classic and quorum queues of a private RabbitMQ node.
-fn run_rabbitmq(
-    tool: &Tool,
-    scratch: &Path,
-    out: &Path,
-    suffix: &str,
-) -> Result<Vec<PathBuf>, String> {
-    let major = ensure_rabbitmq()?;
-    let node = RabbitNode::new(scratch, major)?;
-    let epmd_was_running = epmd_running();
-    let log_path = out.join(format!("rabbitmq-server{suffix}.log"));
-    let log =
-        std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let child = node
-        .command(&format!("{RABBITMQ_BIN}/rabbitmq-server"))
-        .stdout(log.try_clone().map_err(|e| e.to_string())?)
-        .stderr(log)
-        .spawn()
-        .map_err(|e| format!("cannot start rabbitmq-server: {e}"))?;
-    let broker = Broker {
-        child,
-        name: "rabbitmq",
-    };
-    let result = (|| {
-        // `wait` waits for the pid file, then for the node; `await_startup` fails at once while
-        // the node is still booting.
-        let pid_file = node.dir.join("pid").display().to_string();
-        let deadline = BROKER_DEADLINE.as_secs().to_string();
-        node.ctl(&["wait", &pid_file, "--timeout", &deadline])
-            .map_err(|e| format!("{e}; see {}", log_path.display()))?;
-        let queues = tool.output(&["queue-names"])?;
-        let address_prefix = if major >= 4 {
-            "/queues/"
-        } else {
-            "/amq/queue/"
-        };
-        let url = format!("amqp://guest:guest@127.0.0.1:{}", node.amqp_port);
-        let pid = node.pid()?;
-        let mut reports = Vec::new();
-        for kind in ["classic", "quorum"] {
-            for name in queues.lines() {
-                node.declare(&format!("{kind}-{name}"), kind)?;
-            }
-            let report = out.join(format!("rabbitmq-{kind}{suffix}.json"));
-            let address = format!("{address_prefix}{kind}-bench-{{n}}");
-            // RabbitMQ has no Service Bus topics: the fan-out scenarios are Busbar's only.
-            let label = format!("rabbitmq-{kind}");
-            tool.run(&url, &address, &label, pid, &report, false)?;
-            reports.push(report);
-        }
-        Ok(reports)
-    })();
-    // Stop the node cleanly first; the Broker guard then reaps (or kills) the process.
-    if let Err(error) = node.ctl(&["stop"]) {
-        eprintln!("xtask bench: {error}");
-    }
-    drop(broker);
-    if !epmd_was_running {
-        let _ = Command::new("epmd")
-            .args(["-kill"])
-            .env("ERL_EPMD_ADDRESS", "127.0.0.1")
-            .stdout(Stdio::null())
-            .status();
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,14 +533,26 @@ mod tests {
             parse_words("--quick --peer rabbitmq --storage file --only fan-out --out /tmp/x"),
             Ok(BenchOptions {
                 quick: true,
-                peer_rabbitmq: true,
-                storages: Storages::File,
+                peers: vec![Peer::Rabbitmq],
+                storages: Some(Storages::File),
                 out: Some(PathBuf::from("/tmp/x")),
                 only: Some("fan-out".to_owned()),
                 rounds: 1,
+                matrix: false,
+                baseline: None,
             })
         );
-        assert_eq!(parse_words("").map(|o| o.storages), Ok(Storages::Both));
+        assert_eq!(
+            parse_words("").map(|o| o.storages()),
+            Ok(&["memory", "file"][..])
+        );
+        let matrix = parse_words(
+            "--matrix --peer rabbitmq4 --peer artemis --peer artemis --baseline /tmp/busbar-before",
+        )
+        .unwrap();
+        assert_eq!(matrix.peers, [Peer::Rabbitmq4, Peer::Artemis]);
+        assert_eq!(matrix.storages(), ["file"]);
+        assert_eq!(matrix.baseline, Some(PathBuf::from("/tmp/busbar-before")));
         assert_eq!(parse_words("--rounds 3").map(|o| o.rounds), Ok(3));
         assert!(parse_words("--rounds 0").is_err());
         assert!(parse_words("--rounds many").is_err());

@@ -28,7 +28,8 @@ fn main() -> ExitCode {
             eprintln!("  loom  the loom model-checking tests (RUSTFLAGS=--cfg loom)");
             eprintln!("  fuzz  <target> [--seconds N]: a cargo-fuzz target of fuzz/ (nightly)");
             eprintln!(
-                "  bench [--quick] [--peer rabbitmq] [--storage memory|file|both|none]: load scenarios"
+                "  bench [--quick] [--matrix] [--peer rabbitmq|rabbitmq4|artemis]… [--baseline BINARY] \
+                 [--storage memory|file|both|none] [--rounds N]: load scenarios or the comparison matrix"
             );
             eprintln!(
                 "  crash [--rounds N] [--seed S] [--max-ms M] [--debug]: SIGKILL the broker under load \

@@ -64,6 +64,16 @@ Options of `run`:
   --no-topics            skip the topic fan-out scenarios (for brokers without the fanout-N
                          topics of `busbar-config`, such as RabbitMQ)
   --json <FILE>          also write the results as JSON
+  --matrix               run the comparison matrix instead: send, receive + accept and both
+                         at once for 128 B … 256 KiB, 1/100/1000 in flight, 1 and 16
+                         connections, a topic with 5 subscriptions, 100 sessions in turn
+                         (--quick: a subset); queues {n} = 0 and 1
+  --matrix-topic <SEND,RECEIVE>  the matrix's topic: address to send to, template of the
+                         subscriptions' addresses ({n} from 0), or none
+                         [default: matrix-topic,matrix-topic/Subscriptions/sub-{n}]
+  --sessions-queue <ADDRESS>  the matrix's session-enabled queue, or none
+                         [default: matrix-sessions]
+  --warmup <SECONDS>     unmeasured send + receive before the matrix [default: 0]
 
 `compare` prints one column per label: reports sharing a label are rounds of one broker, and
 each scenario then shows its median round with the msg/s range in brackets (ratios of medians).";
@@ -129,6 +139,22 @@ pub(crate) struct RunOptions {
     pub(crate) topics: bool,
     /// Where to write the JSON report.
     pub(crate) json: Option<PathBuf>,
+    /// Run the comparison matrix instead of the scenarios.
+    pub(crate) matrix: bool,
+    /// The matrix's topic: the address to send to and the template of its subscriptions'
+    /// addresses (`{n}` from 0); `None` where the broker has no such topic.
+    pub(crate) matrix_topic: Option<(String, String)>,
+    /// The matrix's session-enabled queue; `None` where the broker has no sessions.
+    pub(crate) sessions_queue: Option<String>,
+    /// Unmeasured send + receive before the matrix (JIT warm-up).
+    pub(crate) warmup: Duration,
+}
+
+impl RunOptions {
+    /// Whether `--only` selects the scenario called `name` (everything without `--only`).
+    pub(crate) fn wants(&self, name: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|word| name.contains(word.as_str()))
+    }
 }
 
 /// Parses the arguments after the program name.
@@ -173,6 +199,13 @@ fn parse_run(args: &[String]) -> Result<RunOptions, BenchError> {
         only: Vec::new(),
         topics: true,
         json: None,
+        matrix: false,
+        matrix_topic: Some((
+            crate::entities::MATRIX_TOPIC.to_owned(),
+            format!("{}/Subscriptions/sub-{{n}}", crate::entities::MATRIX_TOPIC),
+        )),
+        sessions_queue: Some(crate::entities::SESSIONS_QUEUE.to_owned()),
+        warmup: Duration::ZERO,
     };
     let mut flags = Flags::new(args);
     while let Some(flag) = flags.next_flag() {
@@ -192,6 +225,32 @@ fn parse_run(args: &[String]) -> Result<RunOptions, BenchError> {
             "--only" => options.only = split_list(&flags.value("--only")?),
             "--no-topics" => options.topics = false,
             "--json" => options.json = Some(PathBuf::from(flags.value("--json")?)),
+            "--matrix" => options.matrix = true,
+            "--matrix-topic" => {
+                let text = flags.value("--matrix-topic")?;
+                options.matrix_topic = match text.split_once(',') {
+                    _ if text == "none" => None,
+                    Some((send, receive)) if receive.contains("{n}") => {
+                        Some((send.to_owned(), receive.to_owned()))
+                    }
+                    _ => {
+                        return Err(usage(format!(
+                            "--matrix-topic {text:?}: SEND,RECEIVE-with-{{n}} or none"
+                        )));
+                    }
+                };
+            }
+            "--sessions-queue" => {
+                let text = flags.value("--sessions-queue")?;
+                options.sessions_queue = (text != "none").then_some(text);
+            }
+            "--warmup" => {
+                let text = flags.value("--warmup")?;
+                let seconds: u64 = text
+                    .parse()
+                    .map_err(|_| usage(format!("--warmup {text:?} is not a number of seconds")))?;
+                options.warmup = Duration::from_secs(seconds);
+            }
             other => return Err(usage(format!("unknown argument {other:?}"))),
         }
     }
@@ -459,6 +518,13 @@ mod tests {
                 only: vec!["send".into(), "fan".into()],
                 topics: false,
                 json: Some(PathBuf::from("out.json")),
+                matrix: false,
+                matrix_topic: Some((
+                    "matrix-topic".into(),
+                    "matrix-topic/Subscriptions/sub-{n}".into()
+                )),
+                sessions_queue: Some("matrix-sessions".into()),
+                warmup: Duration::ZERO,
             })
         );
     }
@@ -472,6 +538,30 @@ mod tests {
         assert_eq!(options.profile, Profile::Full);
         assert_eq!(options.broker_pid, None);
         assert!(options.topics);
+        assert!(!options.matrix);
+    }
+
+    #[test]
+    fn run_matrix_with_a_peer_mapping() {
+        let Command::Run(options) = parse_words(
+            "run --url amqp://h:1 --matrix --matrix-topic /exchanges/t,/queues/t-{n} \
+             --sessions-queue none --warmup 20",
+        )
+        .unwrap() else {
+            panic!("not a run");
+        };
+        assert!(options.matrix);
+        assert_eq!(
+            options.matrix_topic,
+            Some(("/exchanges/t".into(), "/queues/t-{n}".into()))
+        );
+        assert_eq!(options.sessions_queue, None);
+        assert_eq!(options.warmup, Duration::from_secs(20));
+        let Command::Run(options) = parse_words("run --url x --matrix-topic none").unwrap() else {
+            panic!("not a run");
+        };
+        assert_eq!(options.matrix_topic, None);
+        assert!(parse_words("run --url x --matrix-topic a,b").is_err());
     }
 
     #[test]

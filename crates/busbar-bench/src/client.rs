@@ -185,6 +185,11 @@ impl Client {
         .await
     }
 
+    /// The connection's session, for links the helpers here do not make.
+    pub(crate) fn session(&mut self) -> &mut SessionHandle<()> {
+        &mut self.session
+    }
+
     /// Ends the session and closes the connection.
     pub(crate) async fn close(mut self) -> Result<(), BenchError> {
         step("end session", self.session.end()).await?;

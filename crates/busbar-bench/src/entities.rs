@@ -9,6 +9,10 @@ use crate::scenario::{QUEUE_COUNT, QUOTA_MEGABYTES, QUOTA_QUEUE};
 pub(crate) const FANOUT_SUBSCRIPTIONS: [usize; 3] = [1, 10, 100];
 /// The application property every fan-out message carries: its name and value.
 pub(crate) const ROUTE_PROPERTY: (&str, &str) = ("route", "selected");
+/// The matrix's topic (its subscriptions `sub-0` … take every message) and its
+/// session-enabled queue.
+pub(crate) const MATRIX_TOPIC: &str = "matrix-topic";
+pub(crate) const SESSIONS_QUEUE: &str = "matrix-sessions";
 /// The value the filters of the subscriptions that take no copy ask for instead.
 const OTHER_ROUTE: &str = "elsewhere";
 
@@ -48,6 +52,8 @@ pub(crate) fn busbar_config() -> String {
                     "ForwardTo": "",
                     "LockDuration": "PT1M",
                     "MaxDeliveryCount": 10,
+                    // The matrix's largest messages are 256 KiB of body plus their sections.
+                    "MaxMessageSizeInKilobytes": 1024,
                     "RequiresDuplicateDetection": false,
                     "RequiresSession": false
                 }
@@ -58,7 +64,13 @@ pub(crate) fn busbar_config() -> String {
             entry
         })
         .collect();
-    let topics: Vec<Value> = FANOUT_SUBSCRIPTIONS.into_iter().map(fanout_topic).collect();
+    let mut queues = queues;
+    let mut sessions = queues[0].clone();
+    sessions["Name"] = SESSIONS_QUEUE.into();
+    sessions["Properties"]["RequiresSession"] = true.into();
+    queues.push(sessions);
+    let mut topics: Vec<Value> = FANOUT_SUBSCRIPTIONS.into_iter().map(fanout_topic).collect();
+    topics.push(matrix_topic());
     let config = json!({
         "UserConfig": {
             "Namespaces": [{ "Name": "sbemulatorns", "Queues": queues, "Topics": topics }],
@@ -78,6 +90,23 @@ fn fanout_topic(subscriptions: usize) -> Value {
         },
         "Subscriptions": (0..subscriptions).map(fanout_subscription).collect::<Vec<_>>()
     })
+}
+
+/// The matrix's topic: [`TOPIC_SUBSCRIPTIONS`](crate::matrix::TOPIC_SUBSCRIPTIONS)
+/// subscriptions without rules (each takes a copy of every message).
+fn matrix_topic() -> Value {
+    let mut topic = fanout_topic(0);
+    topic["Name"] = MATRIX_TOPIC.into();
+    topic["Subscriptions"] = (0..crate::matrix::TOPIC_SUBSCRIPTIONS)
+        .map(|index| {
+            let mut subscription = fanout_subscription(index);
+            if let Some(fields) = subscription.as_object_mut() {
+                fields.remove("Rules");
+            }
+            subscription
+        })
+        .collect();
+    topic
 }
 
 /// Subscription `index` with one rule on [`ROUTE_PROPERTY`]. The filter kind alternates in
@@ -139,7 +168,8 @@ mod tests {
     fn busbar_accepts_the_config_and_half_the_subscriptions_select_each_message() {
         let config = config::parse(&busbar_config(), "Config.json").unwrap();
         let namespace = &config.namespace;
-        assert_eq!(namespace.queues.len(), QUEUE_COUNT);
+        assert_eq!(namespace.queues.len(), QUEUE_COUNT + 1);
+        assert!(namespace.queues[QUEUE_COUNT].delivery.requires_session);
         assert_eq!(namespace.queues[16].name.as_str(), "bench-16");
         let topics: Vec<(&str, usize)> = namespace
             .topics
@@ -148,10 +178,19 @@ mod tests {
             .collect();
         assert_eq!(
             topics,
-            [("fanout-1", 1), ("fanout-10", 10), ("fanout-100", 100)]
+            [
+                ("fanout-1", 1),
+                ("fanout-10", 10),
+                ("fanout-100", 100),
+                (MATRIX_TOPIC, crate::matrix::TOPIC_SUBSCRIPTIONS)
+            ]
         );
         let mut kinds = [0; 2];
-        for topic in &namespace.topics {
+        for topic in namespace
+            .topics
+            .iter()
+            .filter(|t| t.name.as_str() != MATRIX_TOPIC)
+        {
             let mut selecting = 0;
             for subscription in &topic.subscriptions {
                 let [rule] = &subscription.rules[..] else {

@@ -8,7 +8,9 @@ mod client;
 mod crash;
 mod entities;
 mod error;
+mod flows;
 mod machine;
+mod matrix;
 mod probe;
 mod report;
 mod scenario;
@@ -81,7 +83,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, BenchError> {
 
 fn run(options: RunOptions) -> Result<(), BenchError> {
     let json = options.json.clone();
-    let report = runtime()?.block_on(scenario::Runner::new(options)?.run())?;
+    let report = if options.matrix {
+        runtime()?.block_on(matrix::Matrix::new(options)?.run())?
+    } else {
+        runtime()?.block_on(scenario::Runner::new(options)?.run())?
+    };
     println!("{}", report::run_table(&report));
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Report {

@@ -89,6 +89,17 @@ impl ScenarioResult {
         self.messages_per_second() * self.body_bytes as f64 / 1e6
     }
 
+    /// The progress line printed as the scenario ends.
+    pub(crate) fn log(&self, label: &str) {
+        eprintln!(
+            "[{label}] {}: {:.0} msg/s, p50 {} µs, p99 {} µs",
+            self.name,
+            self.messages_per_second(),
+            self.latency.p50_us,
+            self.latency.p99_us
+        );
+    }
+
     /// Copies stored per second, for fan-out scenarios.
     pub(crate) fn copies_per_second(&self) -> Option<f64> {
         self.copies
@@ -105,6 +116,18 @@ pub(crate) struct Report {
     pub(crate) profile: Profile,
     /// One entry per scenario, in the order run.
     pub(crate) scenarios: Vec<ScenarioResult>,
+    /// Scenarios this broker cannot run, and why.
+    #[serde(default)]
+    pub(crate) not_run: Vec<NotRun>,
+}
+
+/// A scenario a broker cannot run (a Service Bus feature it lacks).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct NotRun {
+    /// The scenario's name.
+    pub(crate) name: String,
+    /// Why not.
+    pub(crate) reason: String,
 }
 
 /// `a / b`, or 0 when `b` is not positive (an empty scenario, a missing peer).
@@ -219,6 +242,15 @@ impl<'a> Column<'a> {
         columns
     }
 
+    /// Why this broker did not run scenario `name`, if it said so.
+    fn not_run(&self, name: &str) -> Option<&str> {
+        self.rounds
+            .iter()
+            .flat_map(|run| &run.not_run)
+            .find(|skipped| skipped.name == name)
+            .map(|skipped| skipped.reason.as_str())
+    }
+
     fn median(&self, name: &str) -> Option<Median> {
         let mut ran: Vec<&ScenarioResult> = self
             .rounds
@@ -243,10 +275,15 @@ impl<'a> Column<'a> {
 pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
     let (ours, peers) = (Column::group(ours), Column::group(peers));
     let columns: Vec<&Column> = ours.iter().chain(&peers).collect();
-    let pairs: Vec<(&Column, &Column)> = ours
-        .iter()
-        .flat_map(|mine| peers.iter().map(move |peer| (mine, peer)))
-        .collect();
+    // One peer: a ratio per pair. Several: each of ours over the best peer of the row.
+    let best_of = peers.len() > 1;
+    let pairs: Vec<(&Column, &Column)> = if best_of {
+        Vec::new()
+    } else {
+        ours.iter()
+            .flat_map(|mine| peers.iter().map(move |peer| (mine, peer)))
+            .collect()
+    };
     let mut header = String::from("| scenario |");
     let mut rule = String::from("|---|");
     for column in &columns {
@@ -260,6 +297,12 @@ pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
     for (mine, peer) in &pairs {
         let _ = write!(header, " {} / {} |", mine.label, peer.label);
         rule.push_str("--:|");
+    }
+    if best_of {
+        for mine in &ours {
+            let _ = write!(header, " {} / best peer |", mine.label);
+            rule.push_str("--:|");
+        }
     }
     let mut out = format!("{header}\n{rule}\n");
     // Every scenario any run has, in the order first met: a row only one side ran (the
@@ -297,6 +340,7 @@ pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
                         format_micros(s.latency.p99_us)
                     );
                 }
+                None if column.not_run(name).is_some() => out.push_str(" n/a | - | - |"),
                 None => out.push_str(" - | - | - |"),
             }
         }
@@ -312,7 +356,37 @@ pub(crate) fn comparison_table(ours: &[Report], peers: &[Report]) -> String {
                 _ => out.push_str(" - |"),
             }
         }
+        if best_of {
+            let best = peers
+                .iter()
+                .filter_map(|peer| Some((peer.label, peer.median(name)?)))
+                .map(|(label, median)| (label, median.scenario.messages_per_second()))
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            for mine in &ours {
+                match (mine.median(name), best) {
+                    (Some(a), Some((label, rate))) if rate > 0.0 => {
+                        let ratio = a.scenario.messages_per_second() / rate;
+                        let _ = write!(out, " {ratio:.2}× ({label}) |");
+                    }
+                    _ => out.push_str(" - |"),
+                }
+            }
+        }
         out.push('\n');
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    for column in &columns {
+        for run in &column.rounds {
+            for skipped in &run.not_run {
+                let line = format!("- n/a for {}: {}", column.label, skipped.reason);
+                if !reasons.contains(&line) {
+                    reasons.push(line);
+                }
+            }
+        }
+    }
+    if !reasons.is_empty() {
+        let _ = write!(out, "\n{}\n", reasons.join("\n"));
     }
     out
 }
@@ -352,6 +426,7 @@ mod tests {
             label: label.into(),
             profile: Profile::Quick,
             scenarios,
+            not_run: Vec::new(),
         }
     }
 
@@ -473,6 +548,28 @@ mod tests {
             lines[2],
             "| a | 600 (300–900) | 850 µs / 1.50 ms | 12.3 | 100 (100–400) | 850 µs / 1.50 ms | 12.3 | 6.00× |"
         );
+    }
+
+    /// With several peers each of ours is compared with the best peer of the row; a cell a
+    /// peer cannot run says n/a, and why below the table.
+    #[test]
+    fn comparison_with_several_peers_uses_the_best() {
+        let ours = [report(
+            "busbar",
+            vec![scenario("a", 300, 1.0), scenario("s", 9, 1.0)],
+        )];
+        let mut artemis = report("artemis", vec![scenario("a", 200, 1.0)]);
+        artemis.not_run.push(NotRun {
+            name: "s".into(),
+            reason: "no sessions".into(),
+        });
+        let peers = [report("rabbit", vec![scenario("a", 100, 1.0)]), artemis];
+        let table = comparison_table(&ours, &peers);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].ends_with("| busbar / best peer |"), "{}", lines[0]);
+        assert!(lines[2].ends_with("| 1.50× (artemis) |"), "{}", lines[2]);
+        assert!(lines[3].contains("| n/a | - | - |"), "{}", lines[3]);
+        assert_eq!(lines.last(), Some(&"- n/a for artemis: no sessions"));
     }
 
     #[test]

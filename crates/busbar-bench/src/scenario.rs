@@ -9,7 +9,8 @@ use crate::args::{Profile, RunOptions};
 use crate::client::{self, Client, Payload, QueueProgress, ReceiveLatency, ReceiveMode, Tally};
 use crate::entities::{self, ROUTE_PROPERTY};
 use crate::error::BenchError;
-use crate::probe::{BrokerProbe, ProcessSample};
+use crate::flows::{self, close_client, usage};
+use crate::probe::BrokerProbe;
 use crate::report::{BrokerUsage, LatencySummary, Report, ScenarioResult};
 use crate::transport::Connector;
 
@@ -25,8 +26,6 @@ pub(crate) const QUOTA_MEGABYTES: u32 = 10;
 const SHARED_QUEUES: Range<usize> = 7..17;
 /// Receiver credit, as the issue asks.
 const CREDIT: u32 = 1000;
-/// How long consumers may keep draining after the producers' time is up.
-const DRAIN_GRACE: Duration = Duration::from_secs(15);
 
 /// What a scenario does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +94,7 @@ pub(crate) struct Scenario {
     pub(crate) shape: Shape,
     /// At most this many messages in total.
     pub(crate) messages: u64,
-    /// At most this long (producers' time; consumers get [`DRAIN_GRACE`] more).
+    /// At most this long (producers' time; consumers get [`flows::DRAIN_GRACE`] more).
     pub(crate) duration: Duration,
 }
 
@@ -250,32 +249,21 @@ impl Runner {
     pub(crate) async fn run(mut self) -> Result<Report, BenchError> {
         let mut results = Vec::new();
         for scenario in plan(self.options.profile) {
-            let wanted = self.options.only.is_empty()
-                || self
-                    .options
-                    .only
-                    .iter()
-                    .any(|w| scenario.name.contains(w.as_str()));
+            let wanted = self.options.wants(scenario.name);
             let served = self.options.topics || !matches!(scenario.shape, Shape::FanOut { .. });
             if !wanted || !served {
                 continue;
             }
             eprintln!("[{}] {} …", self.options.label, scenario.name);
             let result = self.run_one(&scenario).await?;
-            eprintln!(
-                "[{}] {}: {:.0} msg/s, p50 {} µs, p99 {} µs",
-                self.options.label,
-                scenario.name,
-                result.messages_per_second(),
-                result.latency.p50_us,
-                result.latency.p99_us
-            );
+            result.log(&self.options.label);
             results.push(result);
         }
         Ok(Report {
             label: self.options.label.clone(),
             profile: self.options.profile,
             scenarios: results,
+            not_run: Vec::new(),
         })
     }
 
@@ -347,75 +335,40 @@ struct Measured {
 
 impl Runner {
     async fn flow(&mut self, scenario: &Scenario, flow: &Flow) -> Result<Measured, BenchError> {
-        let connector = Arc::clone(&self.connector);
-        let producers = flow.queues.len() * flow.producers_per_queue;
-        let per_producer = scenario.messages / producers.max(1) as u64;
-        let mut senders = Vec::new();
-        let mut receivers = Vec::new();
+        let producer_count = flow.queues.len() * flow.producers_per_queue;
+        let per_producer = scenario.messages / producer_count.max(1) as u64;
+        let (mut producers, mut consumers) = (Vec::new(), Vec::new());
         for queue in flow.queues.clone() {
             let address = self.address(queue);
             let progress = Arc::new(QueueProgress::new(flow.producers_per_queue));
-            for index in 0..flow.producers_per_queue {
-                let mut client = Client::connect(&connector, format!("p{queue}-{index}")).await?;
-                let sender = client.sender(&address).await?;
-                senders.push((queue, client, sender, Arc::clone(&progress)));
-            }
-            for index in 0..flow.consumers_per_queue {
-                let mut client = Client::connect(&connector, format!("c{queue}-{index}")).await?;
-                let receiver = client
-                    .receiver(&address, ReceiveMode::PeekLock, CREDIT)
-                    .await?;
-                receivers.push((client, receiver, Arc::clone(&progress)));
-            }
-        }
-        let before = self.probe.and_then(|probe| probe.sample());
-        let started = Instant::now();
-        let until = started + scenario.duration;
-        let mut consumer_tasks = Vec::new();
-        for (client, mut receiver, progress) in receivers {
-            consumer_tasks.push(tokio::spawn(async move {
-                let tally = client::receive_loop(
-                    &mut receiver,
-                    ReceiveMode::PeekLock,
-                    CREDIT,
-                    ReceiveLatency::SinceSent,
-                    &progress,
-                    until + DRAIN_GRACE,
-                )
-                .await?;
-                close_client(receiver, client).await;
-                Ok::<_, BenchError>(tally)
+            producers.extend((0..flow.producers_per_queue).map(|_| flows::Producer {
+                address: address.clone(),
+                tag: queue,
+                feeds: vec![Arc::clone(&progress)],
+            }));
+            consumers.extend((0..flow.consumers_per_queue).map(|_| flows::Consumer {
+                address: address.clone(),
+                credit: CREDIT,
+                progress: Arc::clone(&progress),
             }));
         }
         let payload = Payload {
             body_bytes: flow.body_bytes,
             property: None,
         };
-        let in_flight = flow.in_flight;
-        let mut producer_tasks = Vec::new();
-        for (queue, client, mut sender, progress) in senders {
-            producer_tasks.push(tokio::spawn(async move {
-                let tally =
-                    client::send_loop(&mut sender, payload, in_flight, per_producer, until).await;
-                // On failure the consumers stop at their deadline; the error ends the run.
-                progress.producer_finished(tally.as_ref().map_or(0, |tally| tally.completed));
-                close_client(sender, client).await;
-                tally.map(|tally| (queue, tally))
-            }));
-        }
-        let mut sent = Tally::new();
-        for task in producer_tasks {
-            let (queue, tally) = join(task).await?;
-            merge(&mut sent, &tally);
-            if let Some(queued) = self.queued.get_mut(queue) {
+        let load = flows::Load {
+            payload,
+            in_flight: flow.in_flight,
+            per_producer,
+            duration: scenario.duration,
+        };
+        let outcome = flows::run(&self.connector, self.probe, producers, consumers, load).await?;
+        for (queue, tally) in &outcome.sent {
+            if let Some(queued) = self.queued.get_mut(*queue) {
                 *queued += tally.completed;
             }
         }
-        let mut received = Tally::new();
-        for task in consumer_tasks {
-            merge(&mut received, &join(task).await?);
-        }
-        let after = self.probe.and_then(|probe| probe.sample());
+        let sent = outcome.sent_total();
         let tally = if flow.consumers_per_queue == 0 {
             sent
         } else {
@@ -424,12 +377,13 @@ impl Runner {
                     *queued = 0;
                 }
             }
+            let mut received = outcome.received;
             received.not_accepted = sent.not_accepted;
             received
         };
         Ok(Measured {
-            broker: usage(before, after, tally.completed),
-            elapsed: tally.finished.saturating_duration_since(started),
+            broker: usage(outcome.before, outcome.after, tally.completed),
+            elapsed: tally.finished.saturating_duration_since(outcome.started),
             tally,
             rss_peak: None,
         })
@@ -504,42 +458,6 @@ impl Runner {
             tally,
             rss_peak: None,
         })
-    }
-}
-
-fn usage(
-    before: Option<ProcessSample>,
-    after: Option<ProcessSample>,
-    messages: u64,
-) -> Option<BrokerUsage> {
-    before
-        .zip(after)
-        .map(|(before, after)| before.usage_until(&after, messages))
-}
-
-fn merge(into: &mut Tally, from: &Tally) {
-    into.completed += from.completed;
-    into.not_accepted += from.not_accepted;
-    into.refused_quota += from.refused_quota;
-    into.finished = into.finished.max(from.finished);
-    // Both histograms have the same bounds, so adding cannot fail; saturate if it ever did.
-    if into.latencies.add(&from.latencies).is_err() {
-        into.latencies.saturating_record(from.latencies.max());
-    }
-}
-
-async fn join<T>(task: tokio::task::JoinHandle<Result<T, BenchError>>) -> Result<T, BenchError> {
-    task.await
-        .map_err(|error| BenchError::broker("client task", error))?
-}
-
-/// Ends a client after the measured part. Its links are detached implicitly by the session's
-/// end (closing them one by one first fails with "illegal local state" against RabbitMQ 3.10);
-/// a failure here does not change the figures, so it is a warning.
-async fn close_client<L>(link: L, client: Client) {
-    drop(link);
-    if let Err(error) = client.close().await {
-        eprintln!("warning: {error}");
     }
 }
 

@@ -8,9 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{Measured, Runner, Scenario, SlowConsumer, close_client, join, usage};
+use super::{Measured, Runner, Scenario, SlowConsumer};
 use crate::client::{self, Client, Payload, ReceiveMode};
 use crate::error::BenchError;
+use crate::flows::{close_client, join, usage};
 use crate::probe::BrokerProbe;
 
 /// How often the broker's RSS is sampled.

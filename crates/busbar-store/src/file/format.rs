@@ -168,6 +168,9 @@ pub(crate) fn group_frame(len: u64) -> Vec<u8> {
     out
 }
 
+/// The length of a high-water frame.
+pub(crate) const HIGH_WATER_FRAME_LEN: usize = FRAME_HEADER_LEN + KEY_LEN;
+
 /// Appends a high-water frame to `out` and returns the frame's length.
 pub(crate) fn encode_high_water(out: &mut Vec<u8>, entity: EntityId, sequence: i64) -> usize {
     frame(out, KIND_HIGH_WATER, |out| {
@@ -366,7 +369,10 @@ mod tests {
             let len = encode_record(&mut out, record);
             assert_eq!(len, FRAME_HEADER_LEN + payload_len(record));
         }
-        encode_high_water(&mut out, EntityId(3), 99);
+        assert_eq!(
+            encode_high_water(&mut out, EntityId(3), 99),
+            HIGH_WATER_FRAME_LEN
+        );
         let group = group_frame(1234);
         assert_eq!(group.len(), GROUP_FRAME_LEN);
         out.extend_from_slice(&group);

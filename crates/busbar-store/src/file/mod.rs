@@ -30,8 +30,10 @@ use scan::ScanMode;
 use segment::SegmentId;
 use summary::Summarizer;
 
-/// Encoding-buffer capacity kept between batches.
-const KEPT_BUFFER_CAPACITY: usize = 1 << 20;
+/// Encoding-buffer capacity kept between batches: a group commit of large messages is a few
+/// links' send windows (4 MiB each), and a buffer shrunk below that is grown again (copied, its
+/// pages faulted in afresh) by every such group.
+const KEPT_BUFFER_CAPACITY: usize = 16 << 20;
 /// How far past its data [`Storage::preallocate`] keeps the head written with zeros; it tops
 /// up once less than half of this is left.
 const PREALLOCATE_AHEAD: u64 = 1 << 20;
@@ -281,6 +283,14 @@ impl FileStorage {
         } else {
             0
         };
+        // Sized once for the whole batch: grown by doubling, a batch of large messages would be
+        // copied again at every step and fault in fresh pages each time.
+        let frames: usize = records
+            .iter()
+            .map(|record| format::FRAME_HEADER_LEN + format::payload_len(record))
+            .sum();
+        self.encoded
+            .reserve(group_len + frames + marks.len() * format::HIGH_WATER_FRAME_LEN);
         self.encoded.resize(group_len, 0);
         for record in records {
             let len = format::encode_record(&mut self.encoded, record);

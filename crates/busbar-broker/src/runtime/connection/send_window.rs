@@ -14,8 +14,10 @@ use crate::runtime::registry::Resolved;
 pub(super) const SEND_CREDIT: u32 = 1_000;
 /// Most bytes of sends a link may have unanswered, judged by the size of its latest message:
 /// a few group commits' worth, so what a flood puts ahead of a neighbour's send is stored in
-/// milliseconds.
-const SEND_BYTES: u64 = 4 * 1024 * 1024;
+/// tens of milliseconds. 4 MiB (64 sends of 64 KiB) held a lone sender of large messages to
+/// groups of ~26 messages, each paying a whole `fdatasync`; 16 MiB let the same sender's
+/// groups grow and doubled its rate (BENCHMARKS.md, "Large durable sends").
+const SEND_BYTES: u64 = 16 * 1024 * 1024;
 
 /// How full an entity's inbox is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,16 +152,18 @@ mod tests {
 
     #[test]
     fn large_sends_get_a_window_of_a_few_mebibytes() {
-        assert_eq!(window(1, 64 * 1024).top_up(0, IDLE), Some(63));
+        // 16 MiB: 256 sends of 64 KiB, 64 of 256 KiB.
+        assert_eq!(window(1, 64 * 1024).top_up(0, IDLE), Some(255));
+        assert_eq!(window(1, 256 * 1024).top_up(0, IDLE), Some(63));
         // The credit of the attach is used up first.
         assert_eq!(window(1, 64 * 1024).top_up(SEND_CREDIT - 1, IDLE), None);
-        assert_eq!(window(60, 64 * 1024).top_up(0, IDLE), None);
-        assert_eq!(window(64, 64 * 1024).top_up(0, IDLE), None);
-        let mut answered = window(64, 64 * 1024);
-        for _ in 0..32 {
+        assert_eq!(window(200, 64 * 1024).top_up(0, IDLE), None);
+        assert_eq!(window(256, 64 * 1024).top_up(0, IDLE), None);
+        let mut answered = window(256, 64 * 1024);
+        for _ in 0..128 {
             answered.answered();
         }
-        assert_eq!(answered.top_up(0, IDLE), Some(32));
+        assert_eq!(answered.top_up(0, IDLE), Some(128));
     }
 
     #[test]
