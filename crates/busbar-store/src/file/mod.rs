@@ -31,7 +31,7 @@ use segment::SegmentId;
 use summary::Summarizer;
 
 /// Encoding-buffer capacity kept between batches: a group commit of large messages is a few
-/// links' send windows (4 MiB each), and a buffer shrunk below that is grown again (copied, its
+/// links' send windows (16 MiB each), and a buffer shrunk below that is grown again (copied, its
 /// pages faulted in afresh) by every such group.
 const KEPT_BUFFER_CAPACITY: usize = 16 << 20;
 /// How far past its data [`Storage::preallocate`] keeps the head written with zeros; it tops
