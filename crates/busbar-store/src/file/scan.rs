@@ -182,21 +182,21 @@ pub(crate) fn scan(
 }
 
 /// One frame where a scan found it.
-pub(crate) struct Located {
-    pub(crate) at: usize,
-    pub(crate) len: usize,
-    pub(crate) entry: Entry,
+struct Located {
+    at: usize,
+    len: usize,
+    entry: Entry,
 }
 
 /// What one append left: a single frame, or the frames of a group, which count only together.
-pub(crate) struct Unit {
-    pub(crate) single: Option<Located>,
-    pub(crate) group: Vec<Located>,
+struct Unit {
+    single: Option<Located>,
+    group: Vec<Located>,
 }
 
 /// Reads the unit starting at `offset` and returns it with its length in bytes; a bad frame
 /// anywhere in it fails the whole unit, with the offset of the bad frame.
-pub(crate) fn read_unit(data: &Bytes, offset: usize) -> Result<(Unit, usize), (usize, FrameError)> {
+fn read_unit(data: &Bytes, offset: usize) -> Result<(Unit, usize), (usize, FrameError)> {
     let (frame, len) = format::decode_frame(data, offset).map_err(|error| (offset, error))?;
     let span = match frame {
         Frame::Entry(entry) => {

@@ -12,7 +12,7 @@
 //! segment; one left behind by a crash in between is deleted at the next open.
 
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -20,10 +20,9 @@ use std::thread::JoinHandle;
 use bytes::{Buf, Bytes};
 
 use crate::error::StoreError;
-use crate::file::format::{self, Entry, FrameError};
+use crate::file::format::{self, Entry, Frame, FrameError};
 use crate::file::index::Location;
-use crate::file::scan;
-use crate::file::segment::{self, SegmentId};
+use crate::file::segment::SegmentId;
 use crate::record::{Lsn, Record};
 use crate::storage::MessagePart;
 
@@ -113,56 +112,43 @@ impl Summary {
 }
 
 /// Writes the summary of sealed segment `id`, keeping of each new message what `keep` makes of
-/// it; durable (synced, then renamed into place) on return.
+/// it; durable (synced, then renamed into place) on return. The segment is read one frame at a
+/// time (a whole 64 MiB segment in memory would be a spike of its own beside a small budget).
 fn write(dir: &Path, id: SegmentId, keep: MessagePart) -> Result<(), StoreError> {
     let path = id.path_in(dir);
-    let data = segment::read_all(&path)?;
-    let first_lsn = format::decode_header(&data).map_err(|_| StoreError::Corrupt {
+    let corrupt = |offset: u64, reason: &'static str| StoreError::Corrupt {
         file: path.clone(),
-        offset: 0,
-        reason: "segment header is damaged",
-    })?;
+        offset,
+        reason,
+    };
+    let file = File::open(&path).map_err(|e| StoreError::io("open", &path, e))?;
+    let mut segment = BufReader::with_capacity(1 << 20, file);
+    let mut header = [0; format::HEADER_LEN];
+    segment
+        .read_exact(&mut header)
+        .map_err(|e| StoreError::io("read", &path, e))?;
+    let first_lsn =
+        format::decode_header(&header).map_err(|_| corrupt(0, "segment header is damaged"))?;
     let mut body = Vec::new();
-    let mut offset = format::HEADER_LEN;
-    while offset < data.len() {
-        let (unit, len) =
-            scan::read_unit(&data, offset).map_err(|(at, error)| StoreError::Corrupt {
-                file: path.clone(),
-                offset: at as u64,
-                reason: error.reason(),
-            })?;
-        for located in unit.single.into_iter().chain(unit.group) {
-            body.extend_from_slice(&(located.at as u64).to_le_bytes());
-            body.extend_from_slice(&u32::try_from(located.len).unwrap_or(u32::MAX).to_le_bytes());
-            match located.entry {
-                Entry::Record(Record::Insert {
-                    key,
-                    message,
-                    state,
-                }) => {
-                    let message = keep(&message);
-                    let kept = Record::Insert {
-                        key,
-                        message,
-                        state,
-                    };
-                    format::encode_record(&mut body, &kept);
-                }
-                Entry::Record(record) => {
-                    format::encode_record(&mut body, &record);
-                }
-                Entry::HighWater { entity, sequence } => {
-                    format::encode_high_water(&mut body, entity, sequence);
-                }
-            }
+    let mut offset = format::HEADER_LEN as u64;
+    while let Some(frame) =
+        next_frame(&mut segment).map_err(|e| StoreError::io("read", &path, e))?
+    {
+        let (frame, len) =
+            format::decode_frame(&frame, 0).map_err(|error| corrupt(offset, error.reason()))?;
+        // A group frame only says its members count together: they follow as frames of their own.
+        if let Frame::Entry(entry) = frame {
+            body.extend_from_slice(&offset.to_le_bytes());
+            body.extend_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes());
+            summarize_entry(&mut body, entry, keep);
         }
-        offset += len;
+        offset += len as u64;
     }
     let mut header = Vec::with_capacity(HEADER_LEN);
     header.extend_from_slice(&MAGIC);
     header.extend_from_slice(&VERSION.to_le_bytes());
     header.extend_from_slice(&first_lsn.0.to_le_bytes());
-    header.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    header.extend_from_slice(&offset.to_le_bytes());
     header.extend_from_slice(&(body.len() as u64).to_le_bytes());
     header.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
     let target = path_of(dir, id);
@@ -178,6 +164,49 @@ fn write(dir: &Path, id: SegmentId, keep: MessagePart) -> Result<(), StoreError>
             let _ = fs::remove_file(&temporary);
             StoreError::io("write summary", &target, error)
         })
+}
+
+/// The next whole frame of a segment being read from its first frame on; `None` at its end.
+fn next_frame(segment: &mut impl Read) -> std::io::Result<Option<Bytes>> {
+    let mut header = [0; format::FRAME_HEADER_LEN];
+    match segment.read_exact(&mut header) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(error) => return Err(error),
+    }
+    let payload_len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+    if payload_len > format::MAX_PAYLOAD {
+        return Err(std::io::Error::other("frame longer than a record may be"));
+    }
+    let mut frame = Vec::with_capacity(format::FRAME_HEADER_LEN + payload_len);
+    frame.extend_from_slice(&header);
+    frame.resize(format::FRAME_HEADER_LEN + payload_len, 0);
+    segment.read_exact(&mut frame[format::FRAME_HEADER_LEN..])?;
+    Ok(Some(Bytes::from(frame)))
+}
+
+/// Appends `entry`'s frame to a summary's body, a new message cut to what `keep` makes of it.
+fn summarize_entry(body: &mut Vec<u8>, entry: Entry, keep: MessagePart) {
+    match entry {
+        Entry::Record(Record::Insert {
+            key,
+            message,
+            state,
+        }) => {
+            let kept = Record::Insert {
+                key,
+                message: keep(&message),
+                state,
+            };
+            format::encode_record(body, &kept);
+        }
+        Entry::Record(record) => {
+            format::encode_record(body, &record);
+        }
+        Entry::HighWater { entity, sequence } => {
+            format::encode_high_water(body, entity, sequence);
+        }
+    }
 }
 
 /// Deletes the summary of segment `id`, if any.
