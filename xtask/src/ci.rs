@@ -9,7 +9,8 @@ const IO_CRATES: &[&str] = &["tokio", "mio", "async-std", "smol", "socket2"];
 
 pub(crate) fn run() -> Result<(), String> {
     cargo(&["fmt", "--all", "--check"], &[])?;
-    openssl_headers()?;
+    crate::packages::openssl_headers()?;
+    let servers = crate::packages::prefetch_test_servers();
     boundary_check()?;
     cargo(
         &[
@@ -29,6 +30,12 @@ pub(crate) fn run() -> Result<(), String> {
         &["test"]
     };
     let all_targets = [runner, &["--workspace", "--all-targets", "--no-fail-fast"]].concat();
+    // Built first, so that the packages being installed meanwhile are there when tests start.
+    let build = ["test", "--workspace", "--all-targets", "--no-run"];
+    cargo(&build, &[])?;
+    if let Some(installing) = servers {
+        let _ = installing.join();
+    }
     cargo(&all_targets, &[])?;
     crate::crash::ci()?;
     crate::kits::ci()?;
@@ -58,35 +65,6 @@ pub(crate) fn loom() -> Result<(), String> {
             ("CARGO_TARGET_DIR", "target/loom"),
         ],
     )
-}
-
-/// The Rust `azservicebus` client (a dev-dependency for its smoke test) builds OpenSSL bindings:
-/// install the headers from Debian's packages when they are missing and we may (root, apt).
-fn openssl_headers() -> Result<(), String> {
-    let present = || {
-        Command::new("pkg-config")
-            .args(["--exists", "openssl"])
-            .status()
-            .is_ok_and(|status| status.success())
-    };
-    if present() {
-        return Ok(());
-    }
-    eprintln!(
-        "$ apt-get install libssl-dev pkg-config (OpenSSL headers for the azservicebus tests)"
-    );
-    let installed = Command::new("sh")
-        .args([
-            "-c",
-            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev pkg-config",
-        ])
-        .status()
-        .is_ok_and(|status| status.success());
-    if installed && present() {
-        Ok(())
-    } else {
-        Err("the OpenSSL headers are missing: install libssl-dev and pkg-config".to_owned())
-    }
 }
 
 fn nextest_available() -> bool {

@@ -9,6 +9,7 @@ mod crash;
 mod dist;
 mod fuzz;
 mod kits;
+mod packages;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
