@@ -3,8 +3,9 @@
 //! cancelling a scheduled message Send — whatever claim let the client attach the node; and a
 //! key rotated away by a re-read of the policies file stops a client at its next token
 //! renewal: the refused put-token detaches the links that held by it; a token never renewed
-//! force-detaches its links when it lapses; and an entity rule's key signs in with SASL PLAIN
-//! for that entity alone.
+//! force-detaches its links when it lapses; an entity rule's key signs in with SASL PLAIN
+//! for that entity alone; and a SASL PLAIN connection, which has no token to renew, loses the
+//! links a rotated, removed or narrowed rule no longer covers as soon as the rule changes.
 
 #![allow(clippy::unwrap_used)]
 
@@ -244,6 +245,24 @@ async fn a_token_that_lapses_without_renewal_force_detaches_its_links() {
 
 /// Creates `queue` through the administration API with a rule `name` of `key` and `rights`.
 fn create_queue_with_rule(broker: &Broker, queue: &str, name: &str, key: &str, rights: &str) {
+    let response = put_queue_with_rule(broker, queue, (name, key, rights), "");
+    assert!(response.starts_with("HTTP/1.1 201"), "{response}");
+}
+
+/// Replaces the rules of `queue` by one rule `name` of `key` and `rights`.
+fn update_queue_rule(broker: &Broker, queue: &str, name: &str, key: &str, rights: &str) {
+    let response = put_queue_with_rule(broker, queue, (name, key, rights), "If-Match: *\r\n");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+}
+
+/// PUTs `queue` through the administration API with one rule (name, key, rights) and the
+/// `extra` headers; returns the response.
+fn put_queue_with_rule(
+    broker: &Broker,
+    queue: &str,
+    (name, key, rights): (&str, &str, &str),
+    extra: &str,
+) -> String {
     let body = format!(
         "<entry xmlns=\"http://www.w3.org/2005/Atom\"><content type=\"application/xml\">\
          <QueueDescription xmlns=\"http://schemas.microsoft.com/netservices/2010/10/servicebus/connect\" \
@@ -261,14 +280,14 @@ fn create_queue_with_rule(broker: &Broker, queue: &str, name: &str, key: &str, r
     );
     let request = format!(
         "PUT /{queue}?api-version=2021-05 HTTP/1.1\r\nHost: localhost\r\nAuthorization: {token}\r\n\
-         Content-Type: application/atom+xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Content-Type: application/atom+xml\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", broker.admin_port)).unwrap();
     stream.write_all(request.as_bytes()).unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
-    assert!(response.starts_with("HTTP/1.1 201"), "{response}");
+    response
 }
 
 /// A connection authenticated with SASL PLAIN as `name` and a session on it.
@@ -332,6 +351,75 @@ async fn an_entity_key_signs_in_with_sasl_plain_for_its_entity_only() {
     )
     .await;
     assert!(refused.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sasl_plain_connection_loses_its_links_when_a_re_read_rotates_its_key() {
+    let (broker, policies) = secured_broker();
+    let (_connection, mut session) = plain_connection(&broker, "sender", SENDER_KEY).await;
+    let mut sender = step(Sender::attach(&mut session, "rotated", "queue.1"))
+        .await
+        .unwrap();
+    send_accepted(&mut sender, "before the rotation").await;
+    let (_kept, mut kept_session) = plain_connection(&broker, "listener", LISTENER_KEY).await;
+    let mut kept = step(Receiver::attach(&mut kept_session, "kept", "queue.1"))
+        .await
+        .unwrap();
+
+    write_policies(&policies, ROTATED_SENDER_KEY);
+    broker.hang_up();
+    // No renewal to wait for: the link goes as soon as the rule changed.
+    let detached = format!("{:?}", step(sender.on_detach()).await);
+    assert!(detached.contains("UnauthorizedAccess"), "{detached}");
+    assert!(
+        detached.contains("'Send' claim(s) are required"),
+        "{detached}"
+    );
+    // The old key signs in no more; the new one does, and the other rule's link was kept.
+    let url = format!("amqp://127.0.0.1:{}", broker.port);
+    let old = SaslProfile::Plain {
+        username: "sender".to_owned(),
+        password: SENDER_KEY.to_owned(),
+    };
+    let opened = Connection::builder()
+        .container_id("old key")
+        .sasl_profile(old)
+        .open(url.as_str());
+    assert!(step(opened).await.is_err());
+    let (_rotated, mut rotated) = plain_connection(&broker, "sender", ROTATED_SENDER_KEY).await;
+    let mut sender = step(Sender::attach(&mut rotated, "new key", "queue.1"))
+        .await
+        .unwrap();
+    send_accepted(&mut sender, "with the rotated key").await;
+    for expected in ["before the rotation", "with the rotated key"] {
+        let delivery = step(kept.recv::<String>()).await.unwrap();
+        assert_eq!(delivery.body(), expected);
+        kept.accept(&delivery).await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sasl_plain_connection_loses_its_links_when_its_entity_rule_narrows() {
+    let (broker, _) = secured_broker();
+    create_queue_with_rule(&broker, "q-narrowed", "app", ENTITY_KEY, "Listen");
+    let (_connection, mut session) = plain_connection(&broker, "app", ENTITY_KEY).await;
+    let mut receiver = step(Receiver::attach(&mut session, "narrowed", "q-narrowed"))
+        .await
+        .unwrap();
+
+    update_queue_rule(&broker, "q-narrowed", "app", ENTITY_KEY, "Send");
+    // Nothing is queued: the receive ends only when the broker detaches the link.
+    let detached = format!("{:?}", step(receiver.recv::<Value>()).await);
+    assert!(detached.contains("UnauthorizedAccess"), "{detached}");
+    assert!(
+        detached.contains("'Listen' claim(s) are required"),
+        "{detached}"
+    );
+    // What the rule grants now still works on the same connection.
+    let mut sender = step(Sender::attach(&mut session, "now-send", "q-narrowed"))
+        .await
+        .unwrap();
+    send_accepted(&mut sender, "sent with the narrowed rule").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,7 @@
 // (either of its keys) receives, settles and cannot send; a wrong key is refused at $cbs; each
 // refusal is an *azservicebus.Error with CodeUnauthorizedAccess. The admin client creates a
 // queue with an AuthorizationRules rule, reads it back, and its key then works over AMQP on that
-// queue only; a Listen key is refused by the admin client and the explorer's API (401); a SIGHUP
+// queue only (a topic's rule on its subscriptions and their dead-letter queues too); a Listen key is refused by the admin client and the explorer's API (401); a SIGHUP
 // re-read rotates and removes keys at once; the emulator key is refused off loopback.
 package sdk
 
@@ -199,6 +199,50 @@ func TestPoliciesAdminClientMakesAnEntityRuleWhoseKeyWorksThereOnly(t *testing.T
 	complete(t, receiver, receiveOne(t, receiver))
 	requireCode(t, sendWith(t, signedAs(secured.port, "go-app", key), "q-send-receive", "no"),
 		azservicebus.CodeUnauthorizedAccess, "send to another queue with the entity key")
+}
+
+func TestPoliciesTopicRuleCoversItsSubscriptionsAndTheirDeadLetterQueues(t *testing.T) {
+	secured, keys, _ := securedBroker(t)
+	root := newAdminClientFor(t, signedAs(secured.adminPort, "root", keys["root"]))
+	const topic = "go-topic-rule"
+	key := freshKey(t)
+	rule := admin.AuthorizationRule{KeyName: ptr("go-billing"), PrimaryKey: ptr(key),
+		AccessRights: []admin.AccessRight{admin.AccessRightSend, admin.AccessRightListen}}
+	_, err := root.CreateTopic(testContext(t), topic, &admin.CreateTopicOptions{
+		Properties: &admin.TopicProperties{AuthorizationRules: []admin.AuthorizationRule{rule}}})
+	if err != nil {
+		t.Fatalf("CreateTopic with a rule: %v", err)
+	}
+	if _, err := root.CreateSubscription(testContext(t), topic, "audit", nil); err != nil {
+		t.Fatalf("CreateSubscription: %v", err)
+	}
+
+	own := clientAs(t, signedAs(secured.port, "go-billing", key)+"EntityPath="+topic+";")
+	err = newSender(t, own, topic).SendMessage(testContext(t),
+		&azservicebus.Message{Body: []byte("for audit")}, nil)
+	if err != nil {
+		t.Fatalf("send to the topic with its key: %v", err)
+	}
+	receiver := newSubscriptionReceiver(t, own, topic, "audit")
+	options := &azservicebus.DeadLetterOptions{Reason: ptr("checked")}
+	if err := receiver.DeadLetterMessage(testContext(t), receiveOne(t, receiver), options); err != nil {
+		t.Fatalf("DeadLetterMessage: %v", err)
+	}
+	deadLetters, err := own.NewReceiverForSubscription(topic, "audit",
+		&azservicebus.ReceiverOptions{SubQueue: azservicebus.SubQueueDeadLetter})
+	if err != nil {
+		t.Fatalf("NewReceiverForSubscription (dead letters): %v", err)
+	}
+	t.Cleanup(func() { _ = deadLetters.Close(context.Background()) })
+	message := receiveOne(t, deadLetters)
+	requireEqual(t, "body", string(message.Body), "for audit")
+	if message.DeadLetterReason == nil {
+		t.Fatal("the dead-lettered message lacks its reason")
+	}
+	requireEqual(t, "DeadLetterReason", *message.DeadLetterReason, "checked")
+	complete(t, deadLetters, message)
+	requireCode(t, sendWith(t, signedAs(secured.port, "go-billing", key), "q-send-receive", "no"),
+		azservicebus.CodeUnauthorizedAccess, "send to a queue with the topic's key")
 }
 
 func TestPoliciesRotationAndRemovalTakeEffectOnSIGHUP(t *testing.T) {

@@ -3,8 +3,8 @@
 // send (the link's `amqp:unauthorized-access` raised as the SDK's UnauthorizedAccess error); a
 // wrong key is refused at `$cbs` the same way; the admin client refuses a key without Manage
 // with its UnauthorizedRequestError (the explorer's API with 401), and creates a queue with an
-// `authorizationRules` rule whose key, read back, then works over AMQP on that queue only; a
-// SIGHUP re-read rotates a primary key and removes a rule at once (the secondary key working
+// `authorizationRules` rule whose key, read back, then works over AMQP on that queue only (a
+// topic's rule on its subscriptions and their dead-letter queues too); a SIGHUP re-read rotates a primary key and removes a rule at once (the secondary key working
 // on); and the emulator key is refused at start-up off loopback.
 "use strict";
 
@@ -170,6 +170,44 @@ test("the admin client makes an entity rule whose key works on its queue only", 
   await receiver.completeMessage(received[0]);
   await own.close();
   const elsewhere = clientAs("js-app", secret);
+  await assert.rejects(elsewhere.createSender(QUEUE).sendMessages({ body: "no" }), unauthorized(""));
+  await elsewhere.close();
+});
+
+/** The first message `receiver` gets, waiting as long as it takes. */
+async function receiveOne(receiver) {
+  const received = [];
+  while (received.length === 0) {
+    received.push(...await receiver.receiveMessages(1, { maxWaitTimeInMs: 5000 }));
+  }
+  return received[0];
+}
+
+test("a topic's entity rule covers its subscriptions and their dead-letter queues", async () => {
+  const admin = new ServiceBusAdministrationClient(
+    connectionStringAs(broker.adminAddress, "root", KEYS.root));
+  const secret = key();
+  await admin.createTopic("js-topic-rule", {
+    authorizationRules: [{
+      claimType: "SharedAccessKey", keyName: "js-billing", primaryKey: secret,
+      accessRights: ["Send", "Listen"],
+    }],
+  });
+  await admin.createSubscription("js-topic-rule", "audit");
+
+  const own = new ServiceBusClient(
+    connectionStringAs(broker.address, "js-billing", secret) + "EntityPath=js-topic-rule;",
+    { retryOptions: { maxRetries: 0 } });
+  await own.createSender("js-topic-rule").sendMessages({ body: "for audit" });
+  const receiver = own.createReceiver("js-topic-rule", "audit");
+  await receiver.deadLetterMessage(await receiveOne(receiver), { deadLetterReason: "checked" });
+  const deadLetters = own.createReceiver("js-topic-rule", "audit", { subQueueType: "deadLetter" });
+  const dead = await receiveOne(deadLetters);
+  assert.equal(dead.body, "for audit");
+  assert.equal(dead.deadLetterReason, "checked");
+  await deadLetters.completeMessage(dead);
+  await own.close();
+  const elsewhere = clientAs("js-billing", secret);
   await assert.rejects(elsewhere.createSender(QUEUE).sendMessages({ body: "no" }), unauthorized(""));
   await elsewhere.close();
 });

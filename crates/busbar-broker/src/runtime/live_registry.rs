@@ -4,12 +4,16 @@
 
 use std::sync::{Arc, PoisonError, RwLock};
 
+use tokio::sync::watch;
+
 use super::registry::Registry;
 
 /// The current registry, replaceable while the broker runs.
 #[derive(Debug)]
 pub(crate) struct LiveRegistry {
     current: RwLock<Arc<Registry>>,
+    /// Marked at every change (connections signed in with an entity rule's key watch it).
+    changed: watch::Sender<()>,
 }
 
 impl LiveRegistry {
@@ -17,6 +21,7 @@ impl LiveRegistry {
     pub(crate) fn new(registry: Registry) -> Self {
         Self {
             current: RwLock::new(Arc::new(registry)),
+            changed: watch::channel(()).0,
         }
     }
 
@@ -36,6 +41,12 @@ impl LiveRegistry {
         let mut next = Registry::clone(&current);
         let result = change(&mut next);
         *current = Arc::new(next);
+        self.changed.send_replace(());
         result
+    }
+
+    /// Wakes its holder at each later change.
+    pub(crate) fn changes(&self) -> watch::Receiver<()> {
+        self.changed.subscribe()
     }
 }

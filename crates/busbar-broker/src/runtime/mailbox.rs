@@ -302,6 +302,8 @@ pub(crate) enum ConnectionCommand {
     TransactionTimedOut(TxnId),
     /// The first of the connection's tokens reached its expiry: detach what held by it.
     TokensLapsed,
+    /// A namespace or entity rule changed: check the SASL PLAIN credential again.
+    RulesChanged,
     /// A request/response operation finished: answer it.
     Respond {
         /// The link the request came on.

@@ -128,6 +128,10 @@ pub(crate) struct BrokerConnection {
     /// The rights of the entity rules whose key SASL PLAIN presented, each on its queue or
     /// topic (and a topic's subscriptions).
     authenticated_within: Vec<(EntityName, AccessRights)>,
+    /// The SASL PLAIN response that signed in, checked again whenever a rule changes.
+    plain_credential: Option<Vec<u8>>,
+    /// Wakes the connection when a rule changes, while it holds a SASL PLAIN credential.
+    plain_watcher: Option<tokio::task::AbortHandle>,
     grants: Vec<Grant>,
     /// Wakes the connection when the first of its grants expires ([`token_lapse`]).
     lapse_timer: Option<tokio::task::AbortHandle>,
@@ -154,6 +158,8 @@ impl BrokerConnection {
             mailbox,
             authenticated: AccessRights::NONE,
             authenticated_within: Vec::new(),
+            plain_credential: None,
+            plain_watcher: None,
             grants: Vec::new(),
             lapse_timer: None,
             links: HashMap::new(),
@@ -238,25 +244,14 @@ impl BrokerConnection {
                 username,
                 password,
             } => {
-                let response = format!("{authzid}\0{username}\0{password}");
-                let keys = self.shared.keys.current();
-                match keys.authenticate_plain(response.as_bytes()) {
-                    Ok(name) => {
-                        self.authenticated = keys.rights_of(&name);
-                        SaslVerdict::Ok
-                    }
-                    // A key name no namespace rule has may be an entity's own rule's.
-                    Err(reason) => {
-                        let registry = self.shared.registry.current();
-                        self.authenticated_within =
-                            registry.plain_entity_rights(response.as_bytes());
-                        if self.authenticated_within.is_empty() {
-                            tracing::info!(connection = self.id, %reason, "SASL PLAIN refused");
-                            SaslVerdict::AuthFailed
-                        } else {
-                            SaslVerdict::Ok
-                        }
-                    }
+                let response = format!("{authzid}\0{username}\0{password}").into_bytes();
+                if self.sign_in_plain(&response) {
+                    self.plain_credential = Some(response);
+                    self.watch_rules();
+                    SaslVerdict::Ok
+                } else {
+                    tracing::info!(connection = self.id, "SASL PLAIN refused");
+                    SaslVerdict::AuthFailed
                 }
             }
             SaslCredentials::MalformedPlain | SaslCredentials::Other { .. } => {
@@ -265,6 +260,23 @@ impl BrokerConnection {
         };
         connection.sasl_outcome(verdict);
     }
+
+    /// Takes the rights of the rules whose key the SASL PLAIN `response` presents: a namespace
+    /// rule's, or else those of the entity rules that take it. Whether any took it.
+    fn sign_in_plain(&mut self, response: &[u8]) -> bool {
+        let keys = self.shared.keys.current();
+        self.authenticated = match keys.authenticate_plain(response) {
+            Ok(name) => keys.rights_of(&name),
+            Err(_) => AccessRights::NONE,
+        };
+        // A key name no namespace rule has may be an entity's own rule's.
+        self.authenticated_within = if self.authenticated == AccessRights::NONE {
+            self.shared.registry.current().plain_entity_rights(response)
+        } else {
+            Vec::new()
+        };
+        self.authenticated != AccessRights::NONE || !self.authenticated_within.is_empty()
+    }
 }
 
 impl Drop for BrokerConnection {
@@ -272,8 +284,11 @@ impl Drop for BrokerConnection {
     fn drop(&mut self) {
         // Nothing of a transaction left open may ever appear.
         self.roll_back_declared_on(None);
-        if let Some(timer) = self.lapse_timer.take() {
-            timer.abort();
+        for task in [self.lapse_timer.take(), self.plain_watcher.take()]
+            .into_iter()
+            .flatten()
+        {
+            task.abort();
         }
         self.shared.metrics.connection_closed();
     }
@@ -386,6 +401,7 @@ impl ConnectionHandler for BrokerConnection {
             }
             ConnectionCommand::TransactionTimedOut(txn) => self.transaction_timed_out(txn),
             ConnectionCommand::TokensLapsed => self.tokens_lapsed(connection),
+            ConnectionCommand::RulesChanged => self.rules_changed(connection),
             ConnectionCommand::Respond {
                 request_link,
                 request,

@@ -4,7 +4,8 @@
 // Send-only key sends and cannot receive; a Listen-only key's secondary receives and settles; the
 // admin client refuses a key without Manage with ClientAuthenticationException (the explorer's
 // API with 401), and creates a queue with a SharedAccessAuthorizationRule whose key, read back,
-// works over AMQP there only; a SIGHUP re-read rotates a primary key and removes a rule at once,
+// works over AMQP there only (a topic's rule on its subscriptions and their dead-letter queues
+// too); a SIGHUP re-read rotates a primary key and removes a rule at once,
 // the secondary key working on; and the emulator key is refused at start-up off loopback.
 package busbar;
 
@@ -20,10 +21,14 @@ import com.azure.messaging.servicebus.ServiceBusReceiverClient;
 import com.azure.messaging.servicebus.ServiceBusException;
 import com.azure.messaging.servicebus.ServiceBusFailureReason;
 import com.azure.messaging.servicebus.ServiceBusMessage;
+import com.azure.messaging.servicebus.ServiceBusReceivedMessage;
 import com.azure.messaging.servicebus.ServiceBusSenderClient;
+import com.azure.messaging.servicebus.models.DeadLetterOptions;
+import com.azure.messaging.servicebus.models.SubQueue;
 import com.azure.messaging.servicebus.administration.ServiceBusAdministrationClient;
 import com.azure.messaging.servicebus.administration.models.AccessRights;
 import com.azure.messaging.servicebus.administration.models.CreateQueueOptions;
+import com.azure.messaging.servicebus.administration.models.CreateTopicOptions;
 import com.azure.messaging.servicebus.administration.models.SharedAccessAuthorizationRule;
 import java.io.IOException;
 import java.net.URI;
@@ -181,6 +186,37 @@ class PoliciesTest extends BrokerTest {
         receiveAndComplete(own, queue);
         assertFailsWith(ServiceBusFailureReason.UNAUTHORIZED,
             () -> sendTo(connectionString(broker.port, "java-app", key), QUEUE));
+    }
+
+    @Test
+    void aTopicRuleCoversItsSubscriptionsAndTheirDeadLetterQueues() {
+        String topic = "java-topic-rule";
+        String key = freshKey();
+        ServiceBusAdministrationClient admin = adminClient(connectionString(broker.adminPort, "root", rootKey));
+        CreateTopicOptions options = new CreateTopicOptions();
+        options.getAuthorizationRules().add(
+            new SharedAccessAuthorizationRule("java-billing", key, List.of(AccessRights.SEND, AccessRights.LISTEN)));
+        admin.createTopic(topic, options);
+        admin.createSubscription(topic, "audit");
+
+        ServiceBusClientBuilder own =
+            signedWith(connectionString(broker.port, "java-billing", key) + "EntityPath=" + topic + ";");
+        try (ServiceBusSenderClient sender = own.sender().topicName(topic).buildClient()) {
+            sender.sendMessage(new ServiceBusMessage("for audit"));
+        }
+        try (ServiceBusReceiverClient receiver =
+                 own.receiver().topicName(topic).subscriptionName("audit").buildClient()) {
+            receiver.deadLetter(receiveOne(receiver), new DeadLetterOptions().setDeadLetterReason("checked"));
+        }
+        try (ServiceBusReceiverClient deadLetters = own.receiver().topicName(topic).subscriptionName("audit")
+                 .subQueue(SubQueue.DEAD_LETTER_QUEUE).buildClient()) {
+            ServiceBusReceivedMessage message = receiveOne(deadLetters);
+            assertEquals("for audit", message.getBody().toString());
+            assertEquals("checked", message.getDeadLetterReason());
+            deadLetters.complete(message);
+        }
+        assertFailsWith(ServiceBusFailureReason.UNAUTHORIZED,
+            () -> sendTo(connectionString(broker.port, "java-billing", key), QUEUE));
     }
 
     @Test
