@@ -2,7 +2,8 @@
 //! `MaxMessageSizeInKilobytes` is 102,400 takes a backlog of twenty 50 MB messages (1 GB) on
 //! disk under a 16 MiB `--memory-budget` with the broker's `VmRSS` bounded far below the
 //! backlog (each message's bytes are evicted to the store once durable), then hands every one
-//! back intact, read from the store, its `VmRSS` still bounded while it streams them out.
+//! back intact, read from the store, its `VmRSS` still bounded while it streams them out. A
+//! batch is held to Premium's 1 MiB batch limit whatever the entity's message limit.
 
 #![allow(clippy::unwrap_used)]
 
@@ -11,6 +12,7 @@ mod support;
 use std::time::Duration;
 
 use fe2o3_amqp::Sender;
+use fe2o3_amqp::link::delivery::Sendable;
 use fe2o3_amqp::types::messaging::{Data, Message, Outcome};
 use fe2o3_amqp::types::primitives::Binary;
 use support::client::{connect, receive_and_delete, step_within};
@@ -105,4 +107,36 @@ async fn a_1_gb_backlog_of_50_mb_messages_stays_on_disk_and_drains_intact() {
             "VmRSS peaked at {peak} KiB {phase} (start {start_kib} KiB)"
         );
     }
+}
+
+/// Service Bus's batch message format.
+const BATCH_FORMAT: u32 = 0x8001_3700;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_past_one_mib_is_rejected_where_a_larger_single_message_is_taken() {
+    let dir = scratch_dir("batch-limit");
+    let config = write_config_with(&dir, &[("q", r#"{ "MaxMessageSizeInKilobytes": 4096 }"#)]);
+    let broker = Broker::spawn_with(Some(config), Some(dir.join("data")), &[]);
+    let (_connection, mut session) = connect(&broker, "batch-limit").await;
+    let mut sender = step(Sender::attach(&mut session, "sender", "q"))
+        .await
+        .unwrap();
+    let two_mb = || {
+        Message::builder()
+            .data(Binary::from(vec![7u8; 2_000_000]))
+            .build()
+    };
+    let single = step(sender.send(two_mb())).await.unwrap();
+    assert!(matches!(single, Outcome::Accepted(_)), "{single:?}");
+    let batch = Sendable::builder()
+        .message(two_mb())
+        .message_format(BATCH_FORMAT)
+        .build();
+    let refused = step(sender.send(batch)).await.unwrap();
+    let text = format!("{refused:?}");
+    assert!(matches!(refused, Outcome::Rejected(_)), "{text}");
+    assert!(text.contains("MessageSizeExceeded"), "{text}");
+    // The link goes on.
+    let after = step(sender.send("after".to_owned())).await.unwrap();
+    assert!(matches!(after, Outcome::Accepted(_)), "{after:?}");
 }

@@ -1,6 +1,8 @@
 """Premium's large messages: `MaxMessageSizeInKilobytes` set per queue and topic (admin API and
 `Config.json`), read back, kept across a restart, and applied: the link advertises it, a 50 MB
-message crosses whole, and one past the limit is refused with `MessageSizeExceededError`.
+message crosses whole, and one past the limit is refused with `MessageSizeExceededError`;
+sender links advertise the batch limit (`com.microsoft:max-message-batch-size`, which the SDK
+prefers), Premium's 1 MiB on a large-message entity and 256 KiB on a standard one.
 """
 
 import os
@@ -65,6 +67,27 @@ def test_a_message_past_the_entitys_limit_is_refused_and_one_within_it_taken(bro
         message = receive_one(receiver)
         assert received_body(message) == within
         receiver.complete_message(message)
+
+
+def test_sender_links_advertise_the_batch_limit(broker, client):
+    with admin_client(broker) as admin:
+        admin.create_queue("q-batch-limit", max_message_size_in_kilobytes=4096)
+    for queue, limit in [("q-batch-limit", MB), ("q-send-receive", 256 * 1024)]:
+        with client.get_queue_sender(queue) as sender:
+            assert sender.create_message_batch().max_size_in_bytes == limit
+            # What the batch was sized from: the vendor property, not the fallback.
+            advertised = sender._amqp_transport.get_remote_max_message_batch_size(sender._handler)
+            assert advertised == limit, queue
+            batch = sender.create_message_batch()
+            while True:
+                try:
+                    batch.add_message(ServiceBusMessage(payload(32 * 1024)))
+                except ValueError:
+                    break
+            assert batch.size_in_bytes > limit - 64 * 1024
+            sender.send_messages(batch)
+        with client.get_queue_receiver(queue, receive_mode="receiveanddelete") as receiver:
+            assert len(receive_exactly(receiver, len(batch))) == len(batch)
 
 
 def test_a_topics_limit_applies_to_its_sends_and_subscriptions(broker, client):

@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{ACCEPT, IF_MATCH};
 use hyper::{Request, Response, StatusCode};
@@ -223,21 +223,45 @@ impl BodyError {
     }
 }
 
-/// Reads a body of at most `limit` bytes by `deadline`, refusing one whose `Content-Length`
-/// is over the limit before reading a byte of it.
+/// How far past its cap a body is still read, and dropped, before the refusal: most clients
+/// write their whole request before they read the answer, and would see a broken pipe instead
+/// of the 413 if the connection closed under them (nginx lingers likewise). A body announced
+/// larger than that is refused unread.
+const LINGER_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Reads a body of at most `limit` bytes by `deadline`. One over the limit is read on, and
+/// dropped, for [`LINGER_BYTES`] more at most before it is refused; one whose `Content-Length`
+/// is over even that is refused before a byte of it is read.
 pub(crate) async fn read_body(
-    body: Incoming,
+    mut body: Incoming,
     limit: usize,
     deadline: Instant,
 ) -> Result<Bytes, BodyError> {
-    let limit_bytes = u64::try_from(limit).unwrap_or(u64::MAX);
-    if body.size_hint().lower() > limit_bytes {
+    let limit = u64::try_from(limit).unwrap_or(u64::MAX);
+    let linger_limit = limit.saturating_add(LINGER_BYTES);
+    if body.size_hint().lower() > linger_limit {
         return Err(BodyError::TooLarge);
     }
-    match timeout_at(deadline, Limited::new(body, limit).collect()).await {
-        Err(_) => Err(BodyError::Late),
-        Ok(Err(error)) if error.is::<LengthLimitError>() => Err(BodyError::TooLarge),
-        Ok(Err(error)) => Err(BodyError::Broken(error.to_string())),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    let mut collected = BytesMut::new();
+    let mut seen: u64 = 0;
+    loop {
+        let frame = match timeout_at(deadline, body.frame()).await {
+            Err(_) if seen > limit => return Err(BodyError::TooLarge),
+            Err(_) => return Err(BodyError::Late),
+            Ok(None) if seen > limit => return Err(BodyError::TooLarge),
+            Ok(None) => return Ok(collected.freeze()),
+            Ok(Some(Err(error))) => return Err(BodyError::Broken(error.to_string())),
+            Ok(Some(Ok(frame))) => frame,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        seen = seen.saturating_add(u64::try_from(data.len()).unwrap_or(u64::MAX));
+        if seen > linger_limit {
+            return Err(BodyError::TooLarge);
+        }
+        if seen <= limit {
+            collected.extend_from_slice(&data);
+        }
     }
 }

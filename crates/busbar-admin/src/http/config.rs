@@ -14,7 +14,8 @@ use crate::explorer::Sessions;
 pub struct ServerConfig {
     /// Which requests are served.
     pub authorization: Authorization,
-    /// The largest request body read; a larger one gets 413 without being read (default and
+    /// The largest request body taken; a larger one gets 413, read on and dropped for a few MiB
+    /// so that the client sees the answer, or unread if announced larger still (default and
     /// at most [`MAX_DOCUMENT_BYTES`], the codec's limit, 1 MiB: descriptions are a few kB).
     pub body_limit: usize,
     /// How long a client may take to send a request's headers, and how long a kept-alive

@@ -6,17 +6,22 @@ use std::collections::{HashMap, VecDeque};
 
 use busbar_amqp::engine::{AttachReply, AttachRequest, Connection, LinkId};
 use busbar_amqp::performatives::{AmqpError, ReceiverSettleMode, Role, SenderSettleMode};
+use busbar_amqp::types::{Fields, Value};
 use busbar_core::{ReceiveMode, SubQueue};
 use busbar_sessions::check_receiver_kind;
 
 use super::send_window::{SEND_CREDIT, SendWindow};
 use super::session_attach::{AcceptingSession, is_session_receiver, session_filter_descriptor};
+use super::transfers::batch_limit;
 use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, EntityPath, SubQueue as AddressSubQueue};
 use crate::auth::{AccessRights, Claim};
 use crate::errors::BrokerError;
 use crate::runtime::MAX_TRANSFER_SIZE;
 use crate::runtime::registry::{EntityHandle, Resolved};
+
+/// The sender-link property with the largest batch the entity takes.
+const MAX_MESSAGE_BATCH_SIZE: &str = "com.microsoft:max-message-batch-size";
 
 /// Credit granted to request and coordinator links and kept topped up.
 const REQUEST_CREDIT: u32 = 100;
@@ -157,9 +162,15 @@ impl BrokerConnection {
                     return Err(refusal);
                 }
                 let max_message_size = registry.max_message_size(&node.path);
+                let mut properties = Fields::default();
+                properties.push(
+                    MAX_MESSAGE_BATCH_SIZE,
+                    Value::Ulong(batch_limit(max_message_size)),
+                );
                 let reply = AttachReply {
                     max_message_size: Some(max_message_size),
                     rcv_settle_mode: Some(ReceiverSettleMode::First),
+                    properties: Some(properties),
                     ..reply
                 };
                 let path = node.path;

@@ -61,7 +61,12 @@ impl BrokerConnection {
         let (link, delivery_id, settled) = (transfer.link, transfer.delivery_id, transfer.settled);
         let txn = transaction_of(transfer.state.as_ref()).map(|state| state.txn_id.clone());
         self.send_taken(link, transfer_size(&transfer), connection);
-        if let Some(error) = size_exceeded(&transfer, transfer_size(&transfer), max_message_size) {
+        let limit = if transfer.message_format == MessageFormat::BATCH {
+            batch_limit(max_message_size)
+        } else {
+            max_message_size
+        };
+        if let Some(error) = size_exceeded(&transfer, transfer_size(&transfer), limit) {
             // Answered now rather than through the mailbox: the client may still be streaming
             // the message, and the sooner it hears, the less it sends for nothing.
             self.send_answered(link, connection);
@@ -445,6 +450,13 @@ fn transfer_size(transfer: &IncomingTransfer) -> u64 {
     transfer
         .oversize
         .unwrap_or_else(|| u64::try_from(transfer.message.len()).unwrap_or(u64::MAX))
+}
+
+/// The largest batch (a transfer of format 0x80013700) an entity takes: its message limit, at
+/// most 1 MiB, Premium's batch limit whatever its entities' message limit. Advertised on sender
+/// links as `com.microsoft:max-message-batch-size`, which the SDKs prefer for their batches.
+pub(super) fn batch_limit(max_message_size: u64) -> u64 {
+    max_message_size.min(1024 * 1024)
 }
 
 /// The refusal of a transfer of `size` bytes past `limit`, in Service Bus's words.
