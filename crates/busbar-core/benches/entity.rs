@@ -1,10 +1,13 @@
 //! Criterion benches of the entity's hot paths: enqueue (alone, and reported durable), lock +
-//! complete with 1 / 1k / 100k locks outstanding, and the TTL expiry sweep. In debug builds
+//! complete with 1 / 1k / 100k locks outstanding, the TTL expiry sweep, and a restart's restore
+//! of a backlog from the index form the store keeps (with a time-to-live and a message-id on
+//! every message, as the SDKs and a queue with a default TTL make them). In debug builds
 //! (`cargo test --all-targets`) the sizes shrink so each bench runs once quickly.
 #![allow(clippy::unwrap_used)]
 
 use busbar_core::{
-    Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+    Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, Record, SequenceNumber, SubQueue,
+    Timestamp, index_part,
 };
 use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -143,5 +146,58 @@ fn expiry_sweep(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, enqueue, lock_complete, expiry_sweep);
+/// A queue whose messages live a day, as a backlog's queue usually is.
+fn expiring_config() -> EntityConfig {
+    EntityConfig {
+        default_message_ttl: Some(Duration::from_secs(86_400)),
+        ..EntityConfig::default()
+    }
+}
+
+/// The index forms of `count` durable messages, as a restart reads them from the store.
+fn index_forms(count: usize) -> Vec<(i64, Bytes, Bytes)> {
+    let mut entity = Entity::new(expiring_config(), 7).unwrap();
+    let mut forms = Vec::with_capacity(count);
+    let mut sent = 0;
+    while sent < count {
+        let batch: Vec<NewMessage> = (sent..count.min(sent + 1000))
+            .map(|n| NewMessage {
+                message_id: Some(Bytes::from(format!("{n:036}"))),
+                ..message()
+            })
+            .collect();
+        sent += batch.len();
+        entity.enqueue(batch, NOW).unwrap();
+        let records: Vec<Record> = entity.drain_records().collect();
+        for record in records {
+            if let Record::Insert {
+                sequence,
+                message,
+                state,
+            } = record
+            {
+                entity.mark_durable(sequence);
+                forms.push((sequence.0, index_part(&message), state));
+            }
+        }
+    }
+    forms
+}
+
+fn restore(c: &mut Criterion) {
+    let mut group = c.benchmark_group("restore");
+    let count = size(1_000_000);
+    let forms = index_forms(count);
+    let high_water = i64::try_from(count).unwrap();
+    group.throughput(Throughput::Elements(count as u64));
+    group.sample_size(10);
+    group.bench_function(BenchmarkId::new("messages", count), |b| {
+        b.iter_with_large_drop(|| {
+            Entity::restore(expiring_config(), 7, high_water, forms.iter().cloned(), NOW).unwrap()
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, enqueue, lock_complete, expiry_sweep, restore);
 criterion_main!(benches);

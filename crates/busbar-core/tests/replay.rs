@@ -198,6 +198,13 @@ fn malformed_store_input_is_an_error_not_a_panic() {
         ]),
         Err(CoreError::Decode(_))
     ));
+    // Out of order is fine; a number met again after a lower one is still a duplicate.
+    let item = |sequence| (sequence, message.clone(), state.clone());
+    assert_eq!(restore(vec![item(2), item(1)]), Ok(()));
+    assert!(matches!(
+        restore(vec![item(2), item(1), item(2)]),
+        Err(CoreError::Decode(_))
+    ));
     assert!(matches!(
         restore(vec![(0, message.clone(), state.clone())]),
         Err(CoreError::Decode(_))

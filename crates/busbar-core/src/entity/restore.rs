@@ -2,6 +2,8 @@
 //! empty; duplicate detection is re-seeded from the message-ids of the surviving messages).
 
 use super::Entity;
+use super::SubQueue;
+use super::queue::RestoredKeys;
 use crate::codec::{decode_body, decode_state};
 use crate::config::EntityConfig;
 use crate::error::CoreError;
@@ -29,14 +31,23 @@ impl Entity {
         let mut entity = Entity::empty(config, seed);
         let mut highest = high_water.max(0);
         let mut ids = Vec::new();
+        // The highest sequence number restored so far: the stores give messages in ascending
+        // order, and one above it needs no lookup to rule out a duplicate.
+        let mut last = 0;
+        let (mut main_keys, mut dead_letter_keys) =
+            (RestoredKeys::default(), RestoredKeys::default());
         for (raw, message, state) in messages {
             let sequence = SequenceNumber(raw);
             if sequence < SequenceNumber::FIRST {
                 return Err(CoreError::Decode("sequence numbers start at 1"));
             }
-            if entity.main.get(sequence).is_some() || entity.dead_letter.get(sequence).is_some() {
+            if raw <= last
+                && (entity.main.get(sequence).is_some()
+                    || entity.dead_letter.get(sequence).is_some())
+            {
                 return Err(CoreError::Decode("duplicate sequence number"));
             }
+            last = last.max(raw);
             let body = decode_body(message)?;
             let persisted = decode_state(&state)?;
             // Only ids the duplicate window still covers: a deep backlog's others cost a copy
@@ -60,9 +71,14 @@ impl Entity {
                 properties: persisted.properties,
                 stage,
             };
-            let queue = persisted.queue;
-            entity.queue_mut(queue).insert(sequence, stored);
+            let (queue, keys) = match persisted.queue {
+                SubQueue::Main => (&mut entity.main, &mut main_keys),
+                SubQueue::DeadLetter => (&mut entity.dead_letter, &mut dead_letter_keys),
+            };
+            queue.insert_restored(sequence, stored, keys);
         }
+        entity.main.index_restored(main_keys);
+        entity.dead_letter.index_restored(dead_letter_keys);
         entity.next_sequence = highest.checked_add(1).ok_or(CoreError::Decode(
             "high-water mark at the sequence-number limit",
         ))?;
