@@ -36,7 +36,8 @@ use busbar_amqp::driver::{Acceptor, DriverConfig, Shutdown, serve};
 use busbar_amqp::engine::ConnectionConfig;
 use busbar_core::{CoreError, MemoryBudget, SubQueue};
 use busbar_store::{
-    Completion, GroupCommit, GroupCommitHandle, GroupCommitOptions, Record, Storage, StoreError,
+    Completion, GroupCommit, GroupCommitHandle, GroupCommitOptions, Record, Recovered, Storage,
+    StoreError,
 };
 use tokio::task::JoinSet;
 
@@ -173,33 +174,7 @@ where
     let now = clock.now();
     // Recovered messages count too: past the budget, sends wait for receivers to drain them.
     let memory = MemoryBudget::new(config.memory_budget_bytes.unwrap_or(u64::MAX));
-    let mut entities = Vec::with_capacity(specs.len());
-    for spec in specs {
-        let seed = uuid::Uuid::new_v4().as_u128();
-        let entity = registry::restore_entity(&spec, &recovered, seed, now)
-            .map_err(|source| RuntimeError::Restore {
-                entity: spec.path.clone(),
-                source,
-            })?
-            .with_memory_budget(memory.clone());
-        tracing::info!(
-            entity = %spec.path,
-            messages = entity.len(SubQueue::Main),
-            dead_lettered = entity.len(SubQueue::DeadLetter),
-            "entity restored"
-        );
-        let entity = if spec.requires_session {
-            OwnedEntity::with_sessions(entity, spec.id, &recovered).map_err(|source| {
-                RuntimeError::RestoreSessions {
-                    entity: spec.path.clone(),
-                    source,
-                }
-            })?
-        } else {
-            entity.into()
-        };
-        entities.push((spec, entity));
-    }
+    let entities = restore_entities(specs, &recovered, &memory, now)?;
     tracing::info!(
         messages = recovered.messages.len(),
         elapsed_ms = recovery_started.elapsed().as_millis(),
@@ -327,6 +302,83 @@ async fn serve_until<A: Acceptor + 'static, F: Future<Output = ()>>(
         }
     }
     Ok(())
+}
+
+/// Rebuilds every entity from its recovered messages, in `specs`' order, on as many threads as
+/// there are cores: a deep backlog's entity takes seconds, and a restart waits for the last.
+fn restore_entities(
+    specs: Vec<registry::EntitySpec>,
+    recovered: &Recovered,
+    memory: &MemoryBudget,
+    now: busbar_core::Timestamp,
+) -> Result<Vec<(registry::EntitySpec, OwnedEntity)>, RuntimeError> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(specs.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut restored: Vec<(usize, Result<OwnedEntity, RuntimeError>)> =
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let index = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(spec) = specs.get(index) else {
+                                return done;
+                            };
+                            done.push((index, restore_one(spec, recovered, memory, now)));
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|worker| {
+                    worker
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+    restored.sort_by_key(|(index, _)| *index);
+    specs
+        .into_iter()
+        .zip(restored)
+        .map(|(spec, (_, entity))| Ok((spec, entity?)))
+        .collect()
+}
+
+/// Rebuilds the entity of `spec` from its recovered messages, charging `memory`.
+fn restore_one(
+    spec: &registry::EntitySpec,
+    recovered: &Recovered,
+    memory: &MemoryBudget,
+    now: busbar_core::Timestamp,
+) -> Result<OwnedEntity, RuntimeError> {
+    let seed = uuid::Uuid::new_v4().as_u128();
+    let entity = registry::restore_entity(spec, recovered, seed, now)
+        .map_err(|source| RuntimeError::Restore {
+            entity: spec.path.clone(),
+            source,
+        })?
+        .with_memory_budget(memory.clone());
+    tracing::info!(
+        entity = %spec.path,
+        messages = entity.len(SubQueue::Main),
+        dead_lettered = entity.len(SubQueue::DeadLetter),
+        "entity restored"
+    );
+    if spec.requires_session {
+        OwnedEntity::with_sessions(entity, spec.id, recovered).map_err(|source| {
+            RuntimeError::RestoreSessions {
+                entity: spec.path.clone(),
+                source,
+            }
+        })
+    } else {
+        Ok(entity.into())
+    }
 }
 
 /// Starts the task of an entity (restored at start-up or created through [`Control`]).

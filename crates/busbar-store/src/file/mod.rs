@@ -5,6 +5,7 @@ mod compaction;
 mod format;
 mod index;
 mod reader;
+mod replay;
 mod scan;
 mod segment;
 mod space;
@@ -16,16 +17,16 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bytes::Bytes;
 
 use crate::error::{Poison, StoreError};
 use crate::reader::MessageReader;
 use crate::record::{EntityId, Lsn, Record};
 use crate::recovered::Recovered;
 use crate::storage::{CompactionReport, MessagePart, Storage};
-use format::{Entry, HEADER_LEN};
+use format::HEADER_LEN;
 use index::{LiveIndex, Location};
 use reader::{FileReader, SegmentFiles};
+use replay::{Rebuild, replay};
 use scan::ScanMode;
 use segment::SegmentId;
 use summary::Summarizer;
@@ -158,20 +159,23 @@ impl FileStorage {
         let lock = segment::lock_dir(&dir)?;
         let mut index = LiveIndex::default();
         let summaries = index_part.is_some();
-        // With an index part, the recovery keeping it is built in the same pass, for the first
-        // `recover_keeping` to take instead of reading everything again.
-        let mut opened = index_part.map(|_| Recovered::default());
-        let scan = scan::scan(
-            &dir,
-            ScanMode::Repair,
-            summaries,
-            |_, location, entry, summarized| {
-                index.apply(&entry, location);
-                if let Some(recovered) = opened.as_mut() {
-                    replay(recovered, entry, index_part, summarized);
-                }
-            },
-        )?;
+        // With an index part, the recovery keeping it is built in the same pass (on a thread of
+        // its own), for the first `recover_keeping` to take instead of reading everything again.
+        let (scan, mut opened) = std::thread::scope(|scope| {
+            let mut rebuild = index_part.map(|keep| Rebuild::spawn(scope, keep));
+            let scan = scan::scan(
+                &dir,
+                ScanMode::Repair,
+                summaries,
+                |_, location, entry, summarized| {
+                    index.apply(&entry, location);
+                    if let Some(rebuild) = rebuild.as_mut() {
+                        rebuild.push(entry, summarized);
+                    }
+                },
+            )?;
+            Ok::<_, StoreError>((scan, rebuild.map(Rebuild::finish)))
+        })?;
         if let Some(recovered) = opened.as_mut() {
             recovered.durable = scan.last;
         }
@@ -411,49 +415,6 @@ impl FileStorage {
             detail: format!("cannot create {}: {error}", path.display()),
         }
     }
-}
-
-/// Applies one journal entry to the state being rebuilt. With `keep`, a new message's
-/// immutable part is what `keep` makes of it and every other byte field a copy, so nothing
-/// refers to the segment's read buffer any more; without, they are slices of it.
-///
-/// An entry read from a summary already holds the kept form, in a buffer of its own.
-fn replay(recovered: &mut Recovered, entry: Entry, keep: Option<MessagePart>, summarized: bool) {
-    let keep = keep.filter(|_| !summarized);
-    let Some(keep) = keep else {
-        match entry {
-            Entry::Record(record) => recovered.apply(&record),
-            Entry::HighWater { entity, sequence } => recovered.raise_high_water(entity, sequence),
-        }
-        return;
-    };
-    let copy = |bytes: Bytes| Bytes::copy_from_slice(&bytes);
-    let record = match entry {
-        Entry::HighWater { entity, sequence } => {
-            recovered.raise_high_water(entity, sequence);
-            return;
-        }
-        Entry::Record(Record::Insert {
-            key,
-            message,
-            state,
-        }) => Record::Insert {
-            key,
-            message: keep(&message),
-            state: copy(state),
-        },
-        Entry::Record(Record::Update { key, state }) => Record::Update {
-            key,
-            state: copy(state),
-        },
-        Entry::Record(Record::Meta { entity, key, value }) => Record::Meta {
-            entity,
-            key: copy(key),
-            value: value.map(copy),
-        },
-        Entry::Record(record @ Record::Remove { .. }) => record,
-    };
-    recovered.apply(&record);
 }
 
 impl FileStorage {
