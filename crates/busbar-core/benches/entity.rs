@@ -5,9 +5,12 @@
 //! (`cargo test --all-targets`) the sizes shrink so each bench runs once quickly.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use busbar_core::{
-    Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, Record, SequenceNumber, SubQueue,
-    Timestamp, index_part,
+    Entity, EntityConfig, NewMessage, Outcome, ReceiveMode, SequenceNumber, SubQueue, Timestamp,
+    index_part,
 };
 use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -158,28 +161,19 @@ fn expiring_config() -> EntityConfig {
 fn index_forms(count: usize) -> Vec<(i64, Bytes, Bytes)> {
     let mut entity = Entity::new(expiring_config(), 7).unwrap();
     let mut forms = Vec::with_capacity(count);
-    let mut sent = 0;
-    while sent < count {
-        let batch: Vec<NewMessage> = (sent..count.min(sent + 1000))
+    for first in (0..count).step_by(1000) {
+        let batch = (first..count.min(first + 1000))
             .map(|n| NewMessage {
                 message_id: Some(Bytes::from(format!("{n:036}"))),
                 ..message()
             })
             .collect();
-        sent += batch.len();
-        entity.enqueue(batch, NOW).unwrap();
-        let records: Vec<Record> = entity.drain_records().collect();
-        for record in records {
-            if let Record::Insert {
-                sequence,
-                message,
-                state,
-            } = record
-            {
-                entity.mark_durable(sequence);
-                forms.push((sequence.0, index_part(&message), state));
-            }
-        }
+        let inserts = common::enqueue_durably(&mut entity, batch, NOW);
+        forms.extend(
+            inserts
+                .into_iter()
+                .map(|(sequence, message, state)| (sequence, index_part(&message), state)),
+        );
     }
     forms
 }

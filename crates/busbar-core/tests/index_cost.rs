@@ -7,7 +7,7 @@
 
 mod common;
 
-use busbar_core::{Entity, EntityConfig, NewMessage, Record, SequenceNumber, SubQueue, index_part};
+use busbar_core::{Entity, EntityConfig, NewMessage, SequenceNumber, SubQueue, index_part};
 use bytes::Bytes;
 use common::*;
 use std::sync::Mutex;
@@ -39,23 +39,9 @@ fn sent(n: i64) -> NewMessage {
 
 /// Enqueues `MESSAGES` messages, makes them durable and hands back the inserts the store keeps.
 fn backlog(entity: &mut Entity) -> Vec<(i64, Bytes, Bytes)> {
-    let mut inserts = Vec::new();
-    for n in 0..MESSAGES {
-        entity.enqueue(vec![sent(n)], at(n)).unwrap();
-        let records: Vec<Record> = entity.drain_records().collect();
-        for record in records {
-            if let Record::Insert {
-                sequence,
-                message,
-                state,
-            } = record
-            {
-                entity.mark_durable(sequence);
-                inserts.push((sequence.0, message, state));
-            }
-        }
-    }
-    inserts
+    (0..MESSAGES)
+        .flat_map(|n| enqueue_durably(entity, vec![sent(n)], at(n)))
+        .collect()
 }
 
 fn report(how: &str, bytes: i64) -> i64 {

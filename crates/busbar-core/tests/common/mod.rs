@@ -50,6 +50,30 @@ pub fn send(entity: &mut Entity, message: NewMessage, now: Timestamp) -> Sequenc
     }
 }
 
+/// Enqueues `messages` at `now`, reports each insert durable, and returns the inserts as the
+/// store keeps them: `(sequence, message bytes, state bytes)`.
+pub fn enqueue_durably(
+    entity: &mut Entity,
+    messages: Vec<NewMessage>,
+    now: Timestamp,
+) -> Vec<(i64, Bytes, Bytes)> {
+    entity.enqueue(messages, now).unwrap();
+    let records: Vec<Record> = entity.drain_records().collect();
+    let mut inserts = Vec::new();
+    for record in records {
+        if let Record::Insert {
+            sequence,
+            message,
+            state,
+        } = record
+        {
+            entity.mark_durable(sequence);
+            inserts.push((sequence.0, message, state));
+        }
+    }
+    inserts
+}
+
 pub fn payload(delivery: &Delivery) -> &[u8] {
     &delivery.payload
 }

@@ -17,7 +17,6 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-
 use crate::error::{Poison, StoreError};
 use crate::reader::MessageReader;
 use crate::record::{EntityId, Lsn, Record};

@@ -23,7 +23,12 @@ const BATCHES_AHEAD: usize = 8;
 /// refers to the segment's read buffer any more; without, they are slices of it.
 ///
 /// An entry read from a summary already holds the kept form, in a buffer of its own.
-pub(super) fn replay(recovered: &mut Recovered, entry: Entry, keep: Option<MessagePart>, summarized: bool) {
+pub(super) fn replay(
+    recovered: &mut Recovered,
+    entry: Entry,
+    keep: Option<MessagePart>,
+    summarized: bool,
+) {
     let keep = keep.filter(|_| !summarized);
     let Some(keep) = keep else {
         match entry {
