@@ -1,6 +1,7 @@
-//! Messages a client sends, as the core takes them: batch unpacking (format `0x80013700`), the
-//! fields the core needs (message-id, session id, TTL, scheduled time), and a message-id
-//! assigned when the client sent none (the JS SDK cannot settle a message without one).
+//! Messages a client sends, as the core takes them: batch unpacking (format `0x80013700`) and
+//! the batch size limit, the fields the core needs (message-id, session id, TTL, scheduled
+//! time), and a message-id assigned when the client sent none (the JS SDK cannot settle a
+//! message without one).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +16,13 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 /// `x-opt-scheduled-enqueue-time`: the message stays invisible until then.
 pub(crate) const SCHEDULED_ENQUEUE_TIME: &str = "x-opt-scheduled-enqueue-time";
+
+/// The largest batch (a transfer of format 0x80013700) an entity takes: its message limit, at
+/// most 1 MiB, Premium's batch limit whatever its entities' message limit. Advertised on sender
+/// links as `com.microsoft:max-message-batch-size`, which the SDKs prefer for their batches.
+pub(crate) fn batch_limit(max_message_size: u64) -> u64 {
+    max_message_size.min(1024 * 1024)
+}
 
 /// The messages of one transfer: the inner messages of a batch, or the message itself.
 pub(crate) fn messages_of_transfer(

@@ -12,12 +12,12 @@ use busbar_sessions::check_receiver_kind;
 
 use super::send_window::{SEND_CREDIT, SendWindow};
 use super::session_attach::{AcceptingSession, is_session_receiver, session_filter_descriptor};
-use super::transfers::batch_limit;
 use super::{BrokerConnection, LinkKind, ReceiveLink, ReplyLink, RequestNode};
 use crate::address::{Address, EntityNode, EntityPath, SubQueue as AddressSubQueue};
 use crate::auth::{AccessRights, Claim};
 use crate::errors::BrokerError;
 use crate::runtime::MAX_TRANSFER_SIZE;
+use crate::runtime::inbound::batch_limit;
 use crate::runtime::registry::{EntityHandle, Resolved};
 
 /// The sender-link property with the largest batch the entity takes.

@@ -20,7 +20,7 @@ use crate::address::EntityPath;
 use crate::errors::BrokerError;
 use crate::runtime::atomic_send::AtomicSend;
 use crate::runtime::entity_task::session_error;
-use crate::runtime::inbound::messages_of_transfer;
+use crate::runtime::inbound::{batch_limit, messages_of_transfer};
 use crate::runtime::mailbox::{
     ConnectionCommand, EntityCommand, HoldJoin, Mailbox, ReceiverKey, Reply, post_entity,
 };
@@ -450,13 +450,6 @@ fn transfer_size(transfer: &IncomingTransfer) -> u64 {
     transfer
         .oversize
         .unwrap_or_else(|| u64::try_from(transfer.message.len()).unwrap_or(u64::MAX))
-}
-
-/// The largest batch (a transfer of format 0x80013700) an entity takes: its message limit, at
-/// most 1 MiB, Premium's batch limit whatever its entities' message limit. Advertised on sender
-/// links as `com.microsoft:max-message-batch-size`, which the SDKs prefer for their batches.
-pub(super) fn batch_limit(max_message_size: u64) -> u64 {
-    max_message_size.min(1024 * 1024)
 }
 
 /// The refusal of a transfer of `size` bytes past `limit`, in Service Bus's words.
