@@ -171,7 +171,7 @@ impl Storage for MemoryStorage {
         self.poison.check()?;
         let mut recovered = self.base.clone();
         for record in self.log.iter().take(self.synced) {
-            recovered.apply(record);
+            recovered.apply(record.clone());
         }
         recovered.durable = self.durable;
         Ok(recovered)
@@ -189,7 +189,7 @@ impl Storage for MemoryStorage {
         self.poison.check()?;
         let folded = self.synced;
         for record in self.log.drain(..folded) {
-            self.base.apply(&record);
+            self.base.apply(record);
         }
         self.synced = 0;
         Ok(CompactionReport {

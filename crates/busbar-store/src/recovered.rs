@@ -41,9 +41,10 @@ impl Recovered {
             .map(|(key, stored)| (key.sequence, stored))
     }
 
-    /// Applies one record in log order. Updates and removes of unknown keys are ignored: the
-    /// message they refer to was removed earlier, or compacted away with its removal.
-    pub(crate) fn apply(&mut self, record: &Record) {
+    /// Applies one record in log order, keeping its bytes (no copy). Updates and removes of
+    /// unknown keys are ignored: the message they refer to was removed earlier, or compacted
+    /// away with its removal.
+    pub(crate) fn apply(&mut self, record: Record) {
         match record {
             Record::Insert {
                 key,
@@ -51,29 +52,20 @@ impl Recovered {
                 state,
             } => {
                 self.raise_high_water(key.entity, key.sequence);
-                self.messages.insert(
-                    *key,
-                    StoredMessage {
-                        message: message.clone(),
-                        state: state.clone(),
-                    },
-                );
+                self.messages.insert(key, StoredMessage { message, state });
             }
             Record::Update { key, state } => {
-                if let Some(stored) = self.messages.get_mut(key) {
-                    stored.state = state.clone();
+                if let Some(stored) = self.messages.get_mut(&key) {
+                    stored.state = state;
                 }
             }
             Record::Remove { key } => {
-                self.messages.remove(key);
+                self.messages.remove(&key);
             }
             Record::Meta { entity, key, value } => {
-                let meta_key = MetaKey {
-                    entity: *entity,
-                    key: key.clone(),
-                };
+                let meta_key = MetaKey { entity, key };
                 match value {
-                    Some(value) => self.meta.insert(meta_key, value.clone()),
+                    Some(value) => self.meta.insert(meta_key, value),
                     None => self.meta.remove(&meta_key),
                 };
             }

@@ -32,7 +32,7 @@ pub(super) fn replay(
     let keep = keep.filter(|_| !summarized);
     let Some(keep) = keep else {
         match entry {
-            Entry::Record(record) => recovered.apply(&record),
+            Entry::Record(record) => recovered.apply(record),
             Entry::HighWater { entity, sequence } => recovered.raise_high_water(entity, sequence),
         }
         return;
@@ -63,7 +63,7 @@ pub(super) fn replay(
         },
         Entry::Record(record @ Record::Remove { .. }) => record,
     };
-    recovered.apply(&record);
+    recovered.apply(record);
 }
 
 /// The recovered state keeping `keep`, built from the entries [`push`](Rebuild::push)ed to it
