@@ -460,7 +460,6 @@ fn pop_due(
     })
 }
 
-/// The index entries a message's stage calls for.
 /// The ordered-index keys of restored messages, added in bulk once all are in.
 #[derive(Debug, Default)]
 pub(crate) struct RestoredKeys {
@@ -468,6 +467,7 @@ pub(crate) struct RestoredKeys {
     expiry: Vec<(Timestamp, SequenceNumber)>,
 }
 
+/// The index entries a message's stage calls for.
 struct IndexKeys {
     available: Option<SequenceNumber>,
     pending: Option<SequenceNumber>,

@@ -1,9 +1,8 @@
 //! Replay: rebuilding an entity from the messages the store kept (locks are volatile and start
 //! empty; duplicate detection is re-seeded from the message-ids of the surviving messages).
 
-use super::Entity;
-use super::SubQueue;
 use super::queue::RestoredKeys;
+use super::{Entity, SubQueue};
 use crate::codec::{decode_body, decode_state};
 use crate::config::EntityConfig;
 use crate::error::CoreError;
