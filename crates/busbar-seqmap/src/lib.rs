@@ -145,6 +145,17 @@ impl<V> SequenceMap<V> {
         if chunk.has(bit) {
             return Some(std::mem::replace(&mut chunk.values[at], value));
         }
+        if at == chunk.values.len()
+            && chunk.values.len() == chunk.values.capacity()
+            && bit > 0
+            && chunk.has(bit - 1)
+        {
+            // Keys arriving one after another: room for the rest of the chunk at once, rather
+            // than doubling (and copying) four or five times on the way to 64.
+            chunk
+                .values
+                .reserve_exact(CHUNK_KEYS as usize - bit as usize);
+        }
         chunk.present |= 1 << bit;
         chunk.values.insert(at, value);
         self.len += 1;
@@ -232,6 +243,13 @@ impl<V> SequenceMap<V> {
     /// The entries in key order.
     pub fn iter(&self) -> impl Iterator<Item = (i64, &V)> {
         self.range(i64::MIN)
+    }
+
+    /// The values in key order, mutably.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.chunks
+            .values_mut()
+            .flat_map(|chunk| chunk.values.iter_mut())
     }
 
     /// The entries with keys from `from` on, in key order.

@@ -13,6 +13,10 @@ enum Op {
     GetMut(i64, u32),
     Range(i64),
     Mark(i64, bool),
+    /// Keys `from..from + len` inserted one after another, as a queue appends.
+    Run(i64, u8),
+    /// Every value raised by this much, through `values_mut`.
+    Raise(u32),
 }
 
 fn key() -> impl Strategy<Value = i64> {
@@ -32,6 +36,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (key(), any::<u32>()).prop_map(|(k, v)| Op::GetMut(k, v)),
         1 => key().prop_map(Op::Range),
         2 => (key(), any::<bool>()).prop_map(|(k, on)| Op::Mark(k, on)),
+        1 => (-70i64..200, any::<u8>()).prop_map(|(k, len)| Op::Run(k, len)),
+        1 => any::<u32>().prop_map(Op::Raise),
     ]
 }
 
@@ -58,6 +64,16 @@ proptest! {
                     let ours = map.get_mut(k).map(|slot| std::mem::replace(slot, v));
                     let theirs = model.get_mut(&k).map(|slot| std::mem::replace(slot, v));
                     prop_assert_eq!(ours, theirs);
+                }
+                Op::Run(from, len) => {
+                    for k in from..from + i64::from(len) {
+                        let v = k as u32;
+                        prop_assert_eq!(map.insert(k, v), model.insert(k, v));
+                    }
+                }
+                Op::Raise(by) => {
+                    map.values_mut().for_each(|v| *v = v.wrapping_add(by));
+                    model.values_mut().for_each(|v| *v = v.wrapping_add(by));
                 }
                 Op::Range(from) => {
                     let ours: Vec<_> = map.range(from).map(|(k, v)| (k, *v)).collect();

@@ -24,5 +24,5 @@ pub use group_commit::{
 pub use memory::MemoryStorage;
 pub use reader::MessageReader;
 pub use record::{EntityId, Lsn, MessageKey, MetaKey, Record};
-pub use recovered::{Recovered, StoredMessage};
+pub use recovered::{Recovered, RecoveredMessages, StoredMessage};
 pub use storage::{CompactionReport, MessagePart, Storage};

@@ -4,7 +4,11 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
-use crate::record::{EntityId, Lsn, MessageKey, MetaKey, Record};
+use crate::record::{EntityId, Lsn, MetaKey, Record};
+
+mod messages;
+
+pub use messages::RecoveredMessages;
 
 /// One live message as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +26,7 @@ pub struct StoredMessage {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Recovered {
     /// The live messages, ordered by key.
-    pub messages: BTreeMap<MessageKey, StoredMessage>,
+    pub messages: RecoveredMessages,
     /// The entity-scoped metadata entries, ordered by key.
     pub meta: BTreeMap<MetaKey, Bytes>,
     /// The highest sequence number ever inserted per entity, even if that message is gone, so
@@ -33,12 +37,9 @@ pub struct Recovered {
 }
 
 impl Recovered {
-    /// `entity`'s live messages in sequence order (a range of the ordered map, not a pass over
-    /// every entity's messages).
+    /// `entity`'s live messages in sequence order.
     pub fn messages_of(&self, entity: EntityId) -> impl Iterator<Item = (i64, &StoredMessage)> {
-        self.messages
-            .range(MessageKey::from_on(entity, i64::MIN))
-            .map(|(key, stored)| (key.sequence, stored))
+        self.messages.of(entity)
     }
 
     /// Applies one record in log order, keeping its bytes (no copy). Updates and removes of

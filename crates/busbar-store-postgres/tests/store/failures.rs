@@ -54,7 +54,7 @@ fn a_lost_connection_poisons_the_store_and_acknowledges_nothing() {
 
     let mut reopened = PostgresStorage::open(&url, None).unwrap();
     let recovered = reopened.recover().unwrap();
-    assert_eq!(recovered.messages.keys().collect::<Vec<_>>(), [&key(1)]);
+    assert_eq!(recovered.messages.keys().collect::<Vec<_>>(), [key(1)]);
     assert_eq!(recovered.durable, durable);
 }
 

@@ -204,6 +204,16 @@ fn put_len(out: &mut Vec<u8>, len: usize) {
 ///
 /// Payload bytes are slices of `segment`, not copies.
 pub(crate) fn decode_frame(segment: &Bytes, offset: usize) -> Result<(Frame, usize), FrameError> {
+    decode_frame_checking(segment, offset, true)
+}
+
+/// [`decode_frame`], checking the frame's CRC only with `check_crc` (a summary's frames are
+/// covered by the CRC of its whole body, checked once when it is read).
+fn decode_frame_checking(
+    segment: &Bytes,
+    offset: usize,
+    check_crc: bool,
+) -> Result<(Frame, usize), FrameError> {
     let available = segment.len().saturating_sub(offset);
     if available < FRAME_HEADER_LEN {
         return Err(FrameError::Truncated);
@@ -219,7 +229,7 @@ pub(crate) fn decode_frame(segment: &Bytes, offset: usize) -> Result<(Frame, usi
         return Err(FrameError::Truncated);
     }
     let checked = &segment[offset + 8..offset + frame_len];
-    if crc32c::crc32c(checked) != crc {
+    if check_crc && crc32c::crc32c(checked) != crc {
         return Err(FrameError::Checksum);
     }
     let kind = checked[0];
@@ -237,7 +247,19 @@ pub(crate) fn decode_frame(segment: &Bytes, offset: usize) -> Result<(Frame, usi
 
 /// Decodes the frame at `offset` that must be an entry (not a group).
 pub(crate) fn decode_entry(segment: &Bytes, offset: usize) -> Result<(Entry, usize), FrameError> {
-    match decode_frame(segment, offset)? {
+    entry_of(decode_frame(segment, offset)?)
+}
+
+/// [`decode_entry`] without checking the frame's CRC, for bytes already checked as a whole.
+pub(crate) fn decode_checked_entry(
+    bytes: &Bytes,
+    offset: usize,
+) -> Result<(Entry, usize), FrameError> {
+    entry_of(decode_frame_checking(bytes, offset, false)?)
+}
+
+fn entry_of(frame: (Frame, usize)) -> Result<(Entry, usize), FrameError> {
+    match frame {
         (Frame::Entry(entry), len) => Ok((entry, len)),
         (Frame::Group { .. }, _) => Err(FrameError::Malformed),
     }

@@ -1,6 +1,7 @@
 //! Reading the journal back: segments in order, frames validated, a torn tail cut off.
 
 use std::path::Path;
+use std::sync::mpsc;
 
 use crate::error::StoreError;
 use bytes::Bytes;
@@ -49,19 +50,34 @@ pub(crate) fn scan(
     dir: &Path,
     mode: ScanMode,
     summaries: bool,
-    mut visit: impl FnMut(Lsn, Location, Entry, bool),
+    visit: impl FnMut(Lsn, Location, Entry, bool),
 ) -> Result<Scan, StoreError> {
     let ids = segment::list(dir)?;
+    std::thread::scope(|scope| {
+        // Only sealed segments have summaries: the last one may still grow.
+        let sealed = match ids.split_last() {
+            Some((_, sealed)) if summaries => sealed.to_vec(),
+            _ => Vec::new(),
+        };
+        let summaries = summaries.then(|| summary::read_ahead(scope, dir, sealed));
+        scan_segments(dir, mode, &ids, summaries, visit)
+    })
+}
+
+/// [`scan`] of segments `ids`, with the summaries of all but the last as `summaries` gives them.
+fn scan_segments(
+    dir: &Path,
+    mode: ScanMode,
+    ids: &[SegmentId],
+    summaries: Option<mpsc::Receiver<Option<Summary>>>,
+    mut visit: impl FnMut(Lsn, Location, Entry, bool),
+) -> Result<Scan, StoreError> {
     let mut found = Scan::default();
     let mut next_lsn: Option<Lsn> = None;
     for (index, &id) in ids.iter().enumerate() {
         let is_last = index + 1 == ids.len();
         let path = id.path_in(dir);
-        // Only sealed segments have summaries: the last one may still grow.
-        if summaries
-            && !is_last
-            && let Some(summary) = Summary::read(dir, id)
-        {
+        if !is_last && let Some(summary) = summaries.as_ref().and_then(|ahead| ahead.recv().ok()?) {
             if next_lsn.is_some_and(|expected| expected != summary.first_lsn) {
                 return Err(StoreError::Corrupt {
                     file: path,

@@ -96,7 +96,7 @@ impl Summary {
                 .ok_or(FrameError::Truncated)?;
             let offset = place.get_u64_le();
             let len = u64::from(place.get_u32_le());
-            let (entry, frame_len) = format::decode_entry(&self.body, at + PLACE_LEN)?;
+            let (entry, frame_len) = format::decode_checked_entry(&self.body, at + PLACE_LEN)?;
             let location = Location {
                 segment: id,
                 offset,
@@ -109,6 +109,25 @@ impl Summary {
         }
         Ok(())
     }
+}
+
+/// Reads the summaries of segments `ids`, in order, on a thread of `scope` a few summaries
+/// ahead of the receiver, so that reading and checking one overlaps with using the one before;
+/// `None` for a segment without a usable one. The thread stops once the receiver is dropped.
+pub(crate) fn read_ahead<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    dir: &'scope Path,
+    ids: Vec<SegmentId>,
+) -> mpsc::Receiver<Option<Summary>> {
+    let (summaries, received) = mpsc::sync_channel(2);
+    scope.spawn(move || {
+        for id in ids {
+            if summaries.send(Summary::read(dir, id)).is_err() {
+                return;
+            }
+        }
+    });
+    received
 }
 
 /// Writes the summary of sealed segment `id`, keeping of each new message what `keep` makes of

@@ -28,10 +28,7 @@ fn failed_sync_reports_nothing_durable_and_poisons() {
     let mut restarted = store.restart();
     let recovered = restarted.recover().unwrap();
     assert_eq!(recovered.durable, Lsn(1));
-    assert_eq!(
-        recovered.messages.keys().copied().collect::<Vec<_>>(),
-        [key(1)]
-    );
+    assert_eq!(recovered.messages.keys().collect::<Vec<_>>(), [key(1)]);
 }
 
 #[test]
@@ -65,10 +62,7 @@ fn crash_after_records_loses_everything_unsynced() {
     assert_poisoned(store.sync());
     let mut restarted = store.restart();
     let recovered = restarted.recover().unwrap();
-    assert_eq!(
-        recovered.messages.keys().copied().collect::<Vec<_>>(),
-        [key(1)]
-    );
+    assert_eq!(recovered.messages.keys().collect::<Vec<_>>(), [key(1)]);
     assert_eq!(recovered.durable, Lsn(1));
 }
 

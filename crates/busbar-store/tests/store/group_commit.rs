@@ -304,7 +304,7 @@ fn writer_compacts_so_disk_use_stays_bounded() {
     );
     let recovered = storage.recover().unwrap();
     assert_eq!(
-        recovered.messages.keys().copied().collect::<Vec<_>>(),
+        recovered.messages.keys().collect::<Vec<_>>(),
         [crate::records::key(2000)]
     );
 }
