@@ -154,6 +154,7 @@ fn bench_engine(c: &mut Criterion) {
                     let delivery = OutgoingDelivery {
                         tag: Bytes::copy_from_slice(&tag.to_be_bytes()),
                         message: message.clone(),
+                        tail: Bytes::new(),
                         message_format: MessageFormat::AMQP,
                         settled: true,
                     };

@@ -159,6 +159,7 @@ fn application(peer: &mut Peer) {
                 let delivery = OutgoingDelivery {
                     tag: Bytes::from_static(b"t"),
                     message: Bytes::from(vec![2; 700]),
+                    tail: Bytes::new(),
                     message_format: MessageFormat::AMQP,
                     settled: false,
                 };

@@ -193,6 +193,62 @@ fn outgoing_messages_are_split_to_the_peers_max_frame_size() {
     assert_eq!(reassembled.freeze(), message);
 }
 
+/// A delivery far larger than the outbox's pace (1 MiB) leaves a slice per transmit, the
+/// connection asking to be polled again until it is out; its tail follows its head unchanged,
+/// and a delivery sent behind it is queued (not refused) and follows it.
+#[test]
+fn a_large_delivery_leaves_a_slice_at_a_time_head_then_tail() {
+    const PACE: usize = 1 << 20;
+    let mut peer = Peer::new(ConnectionConfig::default());
+    peer.open(65536, None);
+    peer.begin(1, 65536);
+    let link = peer.attach(1, 1, Role::Receiver, "q");
+    peer.flow(1, 1, Some(0), 10, false);
+    let tail: Bytes = (0..5_000_000u32)
+        .map(|i| (i % 251) as u8)
+        .collect::<Vec<u8>>()
+        .into();
+    let mut big = delivery(b"big", Bytes::from_static(b"head:"));
+    big.tail = tail.clone();
+    peer.conn.send_transfer(link, big).unwrap();
+    peer.conn
+        .send_transfer(link, delivery(b"small", Bytes::from_static(b"next")))
+        .unwrap();
+    let mut transmits = 0;
+    loop {
+        let before = peer.unread();
+        peer.pull();
+        let written = peer.unread() - before;
+        assert!(
+            written <= PACE + 65536,
+            "one transmit wrote {written} bytes"
+        );
+        transmits += 1;
+        if !peer.conn.wants_transmit() {
+            break;
+        }
+    }
+    assert!(transmits >= 5, "{transmits} transmits for 5 MB");
+    let mut reassembled = BytesMut::new();
+    loop {
+        let (_, Performative::Transfer(transfer), payload) = peer.recv_amqp() else {
+            panic!("expected a transfer");
+        };
+        reassembled.extend_from_slice(&payload);
+        if !transfer.more {
+            break;
+        }
+    }
+    assert_eq!(&reassembled[..5], b"head:");
+    assert!(reassembled[5..] == tail[..], "the tail arrived changed");
+    let (_, Performative::Transfer(transfer), payload) = peer.recv_amqp() else {
+        panic!("expected the next delivery");
+    };
+    assert_eq!(transfer.delivery_tag.as_deref(), Some(&b"small"[..]));
+    assert_eq!(&payload[..], b"next");
+    peer.expect_silence();
+}
+
 #[test]
 fn outgoing_transfers_wait_for_the_peers_session_window_within_a_bound() {
     let config = ConnectionConfig {

@@ -190,6 +190,8 @@ where
         if connection.is_finished() {
             break;
         }
+        // Deliveries paced by the outbox go on at once, input still read between turns.
+        let paced = connection.wants_transmit();
         let deadline = connection.poll_timeout().map(|at| clock.instant_at(at));
         let can_read = input.len() < input_limit;
         if can_read {
@@ -217,6 +219,7 @@ where
                 handler.on_commands_applied(&mut connection, clock.now());
             }
             () = sleep_until(deadline) => connection.handle_timeout(clock.now()),
+            () = std::future::ready(()), if paced => {}
             () = shutdown.triggered(), if !shutting_down => {
                 shutting_down = true;
                 connection.close(Some(crate::performatives::AmqpError::new(

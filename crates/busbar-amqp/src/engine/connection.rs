@@ -78,6 +78,8 @@ pub struct Connection {
     close_deadline: Option<Millis>,
     /// When the handshake must be complete; `None` once the peer's `open` is in.
     pub(crate) handshake_deadline: Option<Millis>,
+    /// Which paced session [`Self::poll_transmit`] serves first, in turn.
+    pump_turn: usize,
 }
 
 impl Connection {
@@ -97,6 +99,7 @@ impl Connection {
             ended_channels: VecDeque::new(),
             events: VecDeque::new(),
             outbox: BytesMut::new(),
+            pump_turn: 0,
             now,
             last_received: now,
             last_sent: now,
@@ -174,6 +177,7 @@ impl Connection {
         for key in low {
             self.with_output(key, |session, _, out| session.replenish(out));
         }
+        self.pump_paced();
         if self.outbox.is_empty() {
             return;
         }
@@ -183,6 +187,32 @@ impl Connection {
         } else {
             out.extend_from_slice(&self.outbox);
             self.outbox.clear();
+        }
+    }
+
+    /// Whether transfers wait only for the outbox to empty: call [`Self::poll_transmit`]
+    /// again once its bytes are written, without waiting for input.
+    pub fn wants_transmit(&self) -> bool {
+        self.sessions.iter().any(|(_, session)| session.can_pump())
+    }
+
+    /// Writes more of the deliveries held back by the outbox's pace, each session first in
+    /// turn so that one session's large delivery does not keep the others' waiting.
+    fn pump_paced(&mut self) {
+        let mut paced: Vec<SlotKey> = self
+            .sessions
+            .iter()
+            .filter(|(_, session)| session.can_pump())
+            .map(|(key, _)| key)
+            .collect();
+        if paced.is_empty() {
+            return;
+        }
+        self.pump_turn = self.pump_turn.wrapping_add(1);
+        let turn = self.pump_turn % paced.len();
+        paced.rotate_left(turn);
+        for key in paced {
+            self.with_output(key, |session, _, out| session.pump(out));
         }
     }
 

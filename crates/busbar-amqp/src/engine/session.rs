@@ -9,12 +9,18 @@ use super::event::{Event, LinkId, SessionId};
 use super::flow::SessionWindows;
 use super::link::Link;
 use super::slab::{Slab, SlotKey};
-use crate::frame::{FRAME_HEADER_SIZE, encode_amqp_frame};
+use crate::frame::{FRAME_HEADER_SIZE, encode_amqp_frame, encode_amqp_frame_parts};
 use crate::performatives::{Flow, Handle, Performative, SequenceNo, Transfer, TransferNumber};
 use crate::types::Composite;
 
-/// Most entries (held-back deliveries and frames ordered behind them) a session queues.
+/// Most entries (held-back deliveries and frames ordered behind them) a session queues while
+/// the peer keeps its window shut.
 const MAX_QUEUED_FRAMES: usize = 4096;
+/// Transfer frames are written only while the connection's outbox holds less than this: a
+/// large delivery goes out a slice at a time as the socket takes it, instead of being copied
+/// whole into the outbox ([`Connection::poll_transmit`](super::Connection::poll_transmit)
+/// writes the rest as the outbox empties).
+pub(crate) const OUTBOX_PACE: usize = 1 << 20;
 
 /// Session endpoint states (AMQP 1.0 §2.5.5). A server answers `begin` at once, so a session
 /// it knows is already `Mapped`; `BEGIN-SENT`/`BEGIN-RCVD` never last beyond one frame.
@@ -47,6 +53,14 @@ pub(crate) struct QueuedTransfer {
     pub(crate) head: Transfer,
     pub(crate) started: bool,
     pub(crate) rest: Bytes,
+    /// Sent after `rest` (see `OutgoingDelivery::tail`).
+    pub(crate) tail: Bytes,
+}
+
+impl QueuedTransfer {
+    fn len(&self) -> usize {
+        self.rest.len() + self.tail.len()
+    }
 }
 
 /// An outgoing frame held back to keep order behind queued transfers.
@@ -126,8 +140,11 @@ impl Session {
     /// (a drain reply or detach must not overtake the deliveries it accounts for).
     pub(crate) fn send_control(&mut self, performative: Performative, out: &mut Output<'_>) {
         // A peer that keeps its window shut while asking for echoes must not grow the queue:
-        // past the bound, order gives way to memory.
-        if self.queue.is_empty() || self.queue.len() >= MAX_QUEUED_FRAMES {
+        // past the bound, order gives way to memory. (A queue paced by the outbox drains as
+        // the socket takes it, so it keeps its order.)
+        if self.queue.is_empty()
+            || (self.queue.len() >= MAX_QUEUED_FRAMES && self.windows.remote_incoming_window == 0)
+        {
             encode_amqp_frame(self.channel(), &performative, &[], out.buf);
         } else {
             self.queue.push_back(Queued::Control(performative));
@@ -165,7 +182,14 @@ impl Session {
         self.queue.len() >= MAX_QUEUED_FRAMES
     }
 
-    /// Writes queued frames while the peer's incoming window allows transfers.
+    /// Whether the queue's front could be written now: the peer's window is open (what holds
+    /// it back is the outbox's pace).
+    pub(crate) fn can_pump(&self) -> bool {
+        !self.queue.is_empty() && self.windows.remote_incoming_window > 0
+    }
+
+    /// Writes queued frames while the peer's incoming window allows transfers and the outbox
+    /// holds less than [`OUTBOX_PACE`].
     pub(crate) fn pump(&mut self, out: &mut Output<'_>) {
         let channel = self.channel();
         while let Some(front) = self.queue.front_mut() {
@@ -177,7 +201,7 @@ impl Session {
                 }
                 Queued::Transfer(queued) => queued,
             };
-            if !self.windows.consume_outgoing() {
+            if out.buf.len() >= OUTBOX_PACE || !self.windows.consume_outgoing() {
                 break;
             }
             let mut transfer = if queued.started {
@@ -193,12 +217,16 @@ impl Session {
                 .unwrap_or(usize::MAX)
                 .saturating_sub(overhead)
                 .max(1);
-            let chunk = queued.rest.split_to(room.min(queued.rest.len()));
-            transfer.more = !queued.rest.is_empty();
-            encode_amqp_frame(channel, &Performative::Transfer(transfer), &chunk, out.buf);
+            let first = queued.rest.split_to(room.min(queued.rest.len()));
+            let second = queued
+                .tail
+                .split_to((room - first.len()).min(queued.tail.len()));
+            transfer.more = queued.len() > 0;
+            let transfer = Performative::Transfer(transfer);
+            encode_amqp_frame_parts(channel, &transfer, &[&first, &second], out.buf);
             queued.started = true;
-            self.queued_bytes = self.queued_bytes.saturating_sub(chunk.len());
-            if queued.rest.is_empty() {
+            self.queued_bytes = self.queued_bytes.saturating_sub(first.len() + second.len());
+            if queued.len() == 0 {
                 self.queue.pop_front();
             }
         }

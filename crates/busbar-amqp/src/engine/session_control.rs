@@ -70,6 +70,9 @@ pub struct OutgoingDelivery {
     pub tag: Bytes,
     /// The encoded message.
     pub message: Bytes,
+    /// More of the message, sent after `message` as it is: a stored message's sections passed
+    /// on unchanged behind new ones, without copying them into one buffer (empty for most).
+    pub tail: Bytes,
     /// The message format.
     pub message_format: MessageFormat,
     /// Whether we send it settled.
@@ -193,7 +196,8 @@ impl Session {
         let LinkFlow::Sender(flow) = &mut link.flow else {
             return Err(EngineError::WrongRole("send_transfer"));
         };
-        let size = u64::try_from(delivery.message.len()).unwrap_or(u64::MAX);
+        let len = delivery.message.len() + delivery.tail.len();
+        let size = u64::try_from(len).unwrap_or(u64::MAX);
         if config.honour_peer_max_message_size
             && link.peer_max_message_size != 0
             && size > link.peer_max_message_size
@@ -203,9 +207,10 @@ impl Session {
                 max: link.peer_max_message_size,
             });
         }
-        // Only what the peer's window holds back is buffered; checked before anything changes.
-        let held_back = !self.queue.is_empty() || self.windows.remote_incoming_window == 0;
-        if held_back && (delivery.message.len() > room || queue_full) {
+        // Only what the peer's window holds back is bounded; checked before anything changes.
+        // (A queue the outbox paces drains as the socket takes it: see `OUTBOX_PACE`.)
+        let held_back = self.windows.remote_incoming_window == 0;
+        if held_back && (len > room || queue_full) {
             return Err(EngineError::Backpressure);
         }
         if !flow.consume() {
@@ -221,11 +226,12 @@ impl Session {
         head.delivery_tag = Some(delivery.tag);
         head.message_format = Some(delivery.message_format);
         head.settled = Some(delivery.settled);
-        self.queued_bytes = self.queued_bytes.saturating_add(delivery.message.len());
+        self.queued_bytes = self.queued_bytes.saturating_add(len);
         self.queue.push_back(Queued::Transfer(QueuedTransfer {
             head,
             started: false,
             rest: delivery.message,
+            tail: delivery.tail,
         }));
         self.pump(out);
         Ok(DeliveryId(delivery_id))

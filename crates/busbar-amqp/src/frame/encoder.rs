@@ -21,6 +21,23 @@ pub fn encode_amqp_frame(
     out.put_slice(payload);
 }
 
+/// [`encode_amqp_frame`] with a payload in parts, written one after another (a delivery's new
+/// sections, then the stored ones it passes on unchanged).
+pub fn encode_amqp_frame_parts(
+    channel: u16,
+    performative: &Performative,
+    payload: &[&[u8]],
+    out: &mut BytesMut,
+) {
+    let len: usize = payload.iter().map(|part| part.len()).sum();
+    let size = FRAME_HEADER_SIZE + performative.encoded_size() + len;
+    put_header(out, size, FRAME_TYPE_AMQP, channel);
+    performative.encode(out);
+    for part in payload {
+        out.put_slice(part);
+    }
+}
+
 /// Writes a SASL frame (always on channel 0).
 pub fn encode_sasl_frame(frame: &SaslFrame, out: &mut BytesMut) {
     let size = FRAME_HEADER_SIZE + frame.encoded_size();

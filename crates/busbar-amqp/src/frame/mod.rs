@@ -8,7 +8,10 @@ mod header;
 use bytes::Bytes;
 
 pub use decoder::{FrameDecoder, MIN_MAX_FRAME_SIZE};
-pub use encoder::{encode_amqp_frame, encode_empty_frame, encode_sasl_frame, encode_transfer};
+pub use encoder::{
+    encode_amqp_frame, encode_amqp_frame_parts, encode_empty_frame, encode_sasl_frame,
+    encode_transfer,
+};
 pub use header::ProtocolHeader;
 
 use crate::performatives::{Performative, SaslFrame};

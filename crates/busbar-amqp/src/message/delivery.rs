@@ -32,6 +32,26 @@ impl Message {
         I: IntoIterator<Item = &'a (&'a str, Value)>,
         I::IntoIter: Clone,
     {
+        let (head, rest) = self.for_delivery_parts(header, dropped, added)?;
+        let mut out = BytesMut::with_capacity(head.len() + rest.len());
+        out.put_slice(&head);
+        out.put_slice(&rest);
+        Ok(Message::from_bytes(out.freeze()))
+    }
+
+    /// [`for_delivery`](Message::for_delivery) in two parts, to be sent one after the other:
+    /// the new header and annotations, then the sections after them as a slice of this
+    /// message (not copied, however large the body).
+    pub fn for_delivery_parts<'a, I>(
+        &self,
+        header: &Header,
+        dropped: &[&str],
+        added: I,
+    ) -> Result<(Bytes, Bytes), DecodeError>
+    where
+        I: IntoIterator<Item = &'a (&'a str, Value)>,
+        I::IntoIter: Clone,
+    {
         let index = self.index()?;
         let delivery_annotations = index
             .delivery_annotations
@@ -53,15 +73,11 @@ impl Message {
             count += 1;
             body += variable_size(key.len()) + value.encoded_size();
         }
-        let rest = &self.bytes[index.end_of_annotations()..];
+        let rest = self.bytes.slice(index.end_of_annotations()..);
         let annotations_size = 1 + ulong_size(code::MESSAGE_ANNOTATIONS);
         let map_size = compound_size(count * 2, body).max(3);
         let mut out = BytesMut::with_capacity(
-            header.encoded_size()
-                + delivery_annotations.len()
-                + annotations_size
-                + map_size
-                + rest.len(),
+            header.encoded_size() + delivery_annotations.len() + annotations_size + map_size,
         );
         header.encode(&mut out);
         out.put_slice(delivery_annotations);
@@ -77,8 +93,7 @@ impl Message {
             encode_variable(format::SYM8, format::SYM32, key.as_bytes(), &mut out);
             value.encode(&mut out);
         }
-        out.put_slice(rest);
-        Ok(Message::from_bytes(out.freeze()))
+        Ok((out.freeze(), rest))
     }
 }
 

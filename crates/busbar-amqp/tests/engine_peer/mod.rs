@@ -288,6 +288,7 @@ pub fn delivery(tag: &[u8], message: Bytes) -> OutgoingDelivery {
     OutgoingDelivery {
         tag: Bytes::copy_from_slice(tag),
         message,
+        tail: Bytes::new(),
         message_format: MessageFormat::AMQP,
         settled: false,
     }

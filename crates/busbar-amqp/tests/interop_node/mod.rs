@@ -82,6 +82,7 @@ impl Handler {
                 let delivery = OutgoingDelivery {
                     tag: Bytes::copy_from_slice(&self.next_tag.to_be_bytes()),
                     message: message.clone(),
+                    tail: Bytes::new(),
                     message_format: format,
                     settled: false,
                 };

@@ -4,7 +4,7 @@
 //! and modified properties go into the application-properties.
 
 use busbar_amqp::DecodeError;
-use busbar_amqp::message::{ApplicationProperties, Message};
+use busbar_amqp::message::{ApplicationProperties, Header, Message};
 use busbar_amqp::performatives::Milliseconds;
 use busbar_amqp::types::{Annotations, Timestamp as AmqpTimestamp, Uuid, Value};
 use busbar_core::{DeadLetterInfo, Delivery, LockToken, Properties, Timestamp};
@@ -50,6 +50,26 @@ fn dotnet_guid_bytes(bytes: &[u8; 16]) -> [u8; 16] {
 
 /// The message as the client receives it.
 pub(crate) fn delivered_message(delivery: &Delivery) -> Result<Message, DecodeError> {
+    delivered_with(delivery, |message, header, added| {
+        message.for_delivery(header, &BROKER_OWNED, added.iter().flatten())
+    })
+}
+
+/// [`delivered_message`] in two parts to send one after the other: the new header and
+/// annotations, then the stored sections after them, unchanged and not copied (a large body
+/// goes out of the bytes read from the store).
+pub(crate) fn delivered_parts(delivery: &Delivery) -> Result<(Bytes, Bytes), DecodeError> {
+    delivered_with(delivery, |message, header, added| {
+        message.for_delivery_parts(header, &BROKER_OWNED, added.iter().flatten())
+    })
+}
+
+/// What a delivery changes of the stored message (application-properties for dead-lettering
+/// and modified properties, the header, the broker's annotations), spliced by `splice`.
+fn delivered_with<T>(
+    delivery: &Delivery,
+    splice: impl FnOnce(&Message, &Header, &[Option<(&str, Value)>]) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
     let stored = Message::from_bytes(delivery.payload.clone());
     let message = if delivery.dead_letter.is_some() || !delivery.properties.is_empty() {
         with_application_properties(&stored, &delivery.properties, delivery.dead_letter.as_ref())?
@@ -74,7 +94,7 @@ pub(crate) fn delivered_message(delivery: &Delivery) -> Result<Message, DecodeEr
         lock.map(|lock| (LOCKED_UNTIL, timestamp(lock.locked_until))),
         lock.map(|lock| (LOCK_TOKEN, Value::Uuid(Uuid(*lock.token.as_bytes())))),
     ];
-    message.for_delivery(&header, &BROKER_OWNED, added.iter().flatten())
+    splice(&message, &header, &added)
 }
 
 /// A message handed out by `$management` (peek, receive-by-sequence-number): as delivered, and a

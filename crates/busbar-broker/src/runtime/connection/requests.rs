@@ -334,6 +334,7 @@ impl BrokerConnection {
             let delivery = OutgoingDelivery {
                 tag: Bytes::copy_from_slice(&self.response_tags.to_be_bytes()),
                 message: response.into_bytes(),
+                tail: Bytes::new(),
                 message_format: MessageFormat::AMQP,
                 settled: true,
             };

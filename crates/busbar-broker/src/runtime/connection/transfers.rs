@@ -25,7 +25,7 @@ use crate::runtime::mailbox::{
     ConnectionCommand, EntityCommand, HoldJoin, Mailbox, ReceiverKey, Reply, post_entity,
 };
 use crate::runtime::management::{Operation, OperationResult};
-use crate::runtime::outbound::{delivered_message, lock_tag};
+use crate::runtime::outbound::{delivered_parts, lock_tag};
 use crate::runtime::registry::{EntityHandle, Registry, Resolved};
 use crate::runtime::settlement::{outcome_of, rejected, success_echo};
 
@@ -214,9 +214,10 @@ impl BrokerConnection {
                     Some(token) => lock_tag(token),
                     None => Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes()),
                 };
-                let outgoing = delivered_message(&delivery).map(|message| OutgoingDelivery {
+                let outgoing = delivered_parts(&delivery).map(|(message, tail)| OutgoingDelivery {
                     tag,
-                    message: message.into_bytes(),
+                    message,
+                    tail,
                     message_format: MessageFormat::AMQP,
                     settled: mode == ReceiveMode::ReceiveAndDelete,
                 });
