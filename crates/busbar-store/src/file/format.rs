@@ -156,6 +156,42 @@ pub(crate) fn encode_record(out: &mut Vec<u8>, record: &Record) -> usize {
     }
 }
 
+/// [`encode_record`], except that an insert whose message has at least `min_shared` bytes does
+/// not copy it: the frame is `out`'s new bytes up to the returned split, then the message, then
+/// the rest of `out`'s new bytes (the state), and the message is returned with that split, for
+/// the caller to write in between. Returns the frame's length either way.
+pub(crate) fn encode_record_sharing(
+    out: &mut Vec<u8>,
+    record: &Record,
+    min_shared: usize,
+) -> (usize, Option<(usize, Bytes)>) {
+    let Record::Insert {
+        key,
+        message,
+        state,
+    } = record
+    else {
+        return (encode_record(out, record), None);
+    };
+    if message.len() < min_shared {
+        return (encode_record(out, record), None);
+    }
+    let start = out.len();
+    out.extend_from_slice(&[0u8; 8]);
+    out.push(KIND_INSERT);
+    put_key(out, key);
+    put_len(out, message.len());
+    let split = out.len();
+    out.extend_from_slice(state);
+    let crc = crc32c::crc32c(&out[start + 8..split]);
+    let crc = crc32c::crc32c_append(crc32c::crc32c_append(crc, message), &out[split..]);
+    let frame_len = out.len() - start + message.len();
+    let payload_len = u32::try_from(frame_len - FRAME_HEADER_LEN).unwrap_or(u32::MAX);
+    out[start..start + 4].copy_from_slice(&payload_len.to_le_bytes());
+    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+    (frame_len, Some((split, message.clone())))
+}
+
 /// The length of a group frame (written before the frames it announces).
 pub(crate) const GROUP_FRAME_LEN: usize = FRAME_HEADER_LEN + 8;
 

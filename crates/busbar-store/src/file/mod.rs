@@ -17,6 +17,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use crate::error::{Poison, StoreError};
 use crate::reader::MessageReader;
 use crate::record::{EntityId, Lsn, Record};
@@ -34,6 +36,9 @@ use summary::Summarizer;
 /// links' send windows (16 MiB each), and a buffer shrunk below that is grown again (copied, its
 /// pages faulted in afresh) by every such group.
 const KEPT_BUFFER_CAPACITY: usize = 16 << 20;
+/// An inserted message at least this large is written from its own bytes (one `pwritev` with
+/// the rest of the batch) instead of being copied into the encoding buffer first.
+const SHARED_MESSAGE: usize = 64 * 1024;
 /// How far past its data [`Storage::preallocate`] keeps the head written with zeros; it tops
 /// up once less than half of this is left.
 const PREALLOCATE_AHEAD: u64 = 1 << 20;
@@ -123,6 +128,15 @@ struct Head {
     file: File,
     /// The file's length: its data plus any zeros preallocated after them.
     allocated: u64,
+}
+
+/// Bytes of `record` written from the message's own bytes rather than copied (see
+/// [`SHARED_MESSAGE`]).
+fn large_message_len(record: &Record) -> usize {
+    match record {
+        Record::Insert { message, .. } if message.len() >= SHARED_MESSAGE => message.len(),
+        _ => 0,
+    }
 }
 
 impl FileStorage {
@@ -292,18 +306,27 @@ impl FileStorage {
             .iter()
             .map(|record| format::FRAME_HEADER_LEN + format::payload_len(record))
             .sum();
+        // Large messages are written from their own bytes: `shared` holds each with where it
+        // goes in the encoded bytes.
+        let mut shared: Vec<(usize, Bytes)> = Vec::new();
+        let shared_len = |shared: &[(usize, Bytes)]| -> usize {
+            shared.iter().map(|(_, message)| message.len()).sum()
+        };
+        let copied = frames.saturating_sub(records.iter().map(large_message_len).sum());
         self.encoded
-            .reserve(group_len + frames + marks.len() * format::HIGH_WATER_FRAME_LEN);
+            .reserve(group_len + copied + marks.len() * format::HIGH_WATER_FRAME_LEN);
         self.encoded.resize(group_len, 0);
         for record in records {
-            let len = format::encode_record(&mut self.encoded, record);
+            let (len, large) =
+                format::encode_record_sharing(&mut self.encoded, record, SHARED_MESSAGE);
             self.frame_lens.push(len as u64);
+            shared.extend(large);
         }
         for (&entity, &sequence) in marks {
             format::encode_high_water(&mut self.encoded, entity, sequence);
         }
         if group_len > 0 {
-            let span = (self.encoded.len() - group_len) as u64;
+            let span = (self.encoded.len() - group_len + shared_len(&shared)) as u64;
             if let Some(group) = self.encoded.get_mut(..group_len) {
                 group.copy_from_slice(&format::group_frame(span));
             }
@@ -311,13 +334,27 @@ impl FileStorage {
         if self.encoded.is_empty() {
             return Ok(self.last);
         }
-        let batch_len = self.encoded.len() as u64;
+        let batch_len = (self.encoded.len() + shared_len(&shared)) as u64;
         let head_len = self.head_len();
         if head_len > HEADER_LEN as u64 && head_len + batch_len > self.options.segment_size {
             self.rotate()?;
         }
         let mut offset = self.head_len();
-        if let Err(error) = segment::write_at(&self.head.file, &self.encoded, offset) {
+        let written = if shared.is_empty() {
+            segment::write_at(&self.head.file, &self.encoded, offset)
+        } else {
+            let mut parts: Vec<&[u8]> = Vec::with_capacity(shared.len() * 2 + 1);
+            let mut from = 0;
+            for (at, message) in &shared {
+                parts.push(&self.encoded[from..*at]);
+                parts.push(message);
+                from = *at;
+            }
+            parts.push(&self.encoded[from..]);
+            segment::write_parts_at(&self.head.file, &parts, offset)
+        };
+        drop(shared);
+        if let Err(error) = written {
             return Err(self.failed_write(offset, error));
         }
         // The records' frames follow the group frame.

@@ -1,7 +1,7 @@
 //! Segment files: naming, listing, whole-file reads and directory syncs.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{IoSlice, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -92,6 +92,33 @@ pub(crate) fn open_for_writing(path: &Path) -> Result<File, StoreError> {
 /// already extend past its data with preallocated zeros.
 pub(crate) fn write_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
     file.write_all_at(bytes, offset)
+}
+
+/// Most buffers one `pwritev` takes (Linux's `IOV_MAX`).
+const MAX_SLICES: usize = 1024;
+
+/// Writes `parts` one after another from `offset`, all of them (see [`write_at`]), without
+/// first copying them into one buffer.
+pub(crate) fn write_parts_at(file: &File, parts: &[&[u8]], offset: u64) -> std::io::Result<()> {
+    let mut slices: Vec<IoSlice<'_>> = parts
+        .iter()
+        .filter(|part| !part.is_empty())
+        .map(|part| IoSlice::new(part))
+        .collect();
+    let mut slices = &mut slices[..];
+    let mut offset = offset;
+    while !slices.is_empty() {
+        let batch = &slices[..slices.len().min(MAX_SLICES)];
+        let written = match rustix::io::pwritev(file, batch, offset) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(written) => written,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(error) => return Err(error.into()),
+        };
+        offset += written as u64;
+        IoSlice::advance_slices(&mut slices, written);
+    }
+    Ok(())
 }
 
 /// Writes zeros over `from..to` (not synced: the next sync of the file carries them).

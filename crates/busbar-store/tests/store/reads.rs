@@ -107,6 +107,64 @@ pub(crate) fn a_reader_on_another_thread_reads_while_the_writer_compacts<B: Back
     assert!(reads.join().unwrap(), "a read missed the live message");
 }
 
+/// A message of `len` bytes that differs from one sequence number to the next.
+fn large(sequence: i64, len: usize) -> Bytes {
+    (0..len)
+        .map(|at| (at as i64 + sequence) as u8)
+        .collect::<Vec<u8>>()
+        .into()
+}
+
+/// Large messages (the file store writes those of 64 KiB or more from their own bytes) in one
+/// batch with small ones, updates and a removal: read back whole by key, recovered, and read
+/// back again after a restart, and the store goes on appending after them.
+pub(crate) fn large_and_small_messages_in_one_batch_read_back_whole<B: Backend>() {
+    let mut backend = B::create(false);
+    let store = backend.store();
+    let big = |sequence: i64, len: usize| Record::Insert {
+        key: key(sequence),
+        message: large(sequence, len),
+        state: Bytes::from_static(b"state"),
+    };
+    store
+        .append(&[
+            big(1, 64 * 1024),
+            insert(2, "small", "s2"),
+            big(3, 300_000),
+            big(4, 64 * 1024 - 1),
+            update(1, "state 1b"),
+            remove(2),
+        ])
+        .unwrap();
+    store.append(&[big(5, 1_000_000)]).unwrap();
+    store.append(&[insert(6, "after", "s6")]).unwrap();
+    store.sync().unwrap();
+    let keys: Vec<MessageKey> = (1..=6).map(key).collect();
+    let expected = vec![
+        Some(large(1, 64 * 1024)),
+        None,
+        Some(large(3, 300_000)),
+        Some(large(4, 64 * 1024 - 1)),
+        Some(large(5, 1_000_000)),
+        text("after"),
+    ];
+    let reader = backend.store().reader().unwrap();
+    assert!(reader.read(&keys).unwrap() == expected, "read back changed");
+    backend.restart();
+    let recovered = backend.store().recover().unwrap();
+    assert_eq!(recovered.messages.len(), 5);
+    assert_eq!(
+        recovered.messages[&key(1)].state,
+        Bytes::from_static(b"state 1b")
+    );
+    assert!(recovered.messages[&key(5)].message == large(5, 1_000_000));
+    let reader = backend.store().reader().unwrap();
+    assert!(
+        reader.read(&keys).unwrap() == expected,
+        "read back changed after a restart"
+    );
+}
+
 /// Declares one `#[test]` per read function, run against `$backend`.
 macro_rules! read_suite {
     ($backend:ty) => {
@@ -117,6 +175,10 @@ macro_rules! read_suite {
         #[test]
         fn reads_keep_finding_messages_through_compaction_and_restart() {
             $crate::reads::reads_keep_finding_messages_through_compaction_and_restart::<$backend>()
+        }
+        #[test]
+        fn large_and_small_messages_in_one_batch_read_back_whole() {
+            $crate::reads::large_and_small_messages_in_one_batch_read_back_whole::<$backend>()
         }
         #[test]
         fn a_reader_on_another_thread_reads_while_the_writer_compacts() {
