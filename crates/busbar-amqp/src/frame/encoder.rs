@@ -15,10 +15,7 @@ pub fn encode_amqp_frame(
     payload: &[u8],
     out: &mut BytesMut,
 ) {
-    let size = FRAME_HEADER_SIZE + performative.encoded_size() + payload.len();
-    put_header(out, size, FRAME_TYPE_AMQP, channel);
-    performative.encode(out);
-    out.put_slice(payload);
+    encode_amqp_frame_parts(channel, performative, &[payload], out);
 }
 
 /// [`encode_amqp_frame`] with a payload in parts, written one after another (a delivery's new

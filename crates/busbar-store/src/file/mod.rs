@@ -309,9 +309,6 @@ impl FileStorage {
         // Large messages are written from their own bytes: `shared` holds each with where it
         // goes in the encoded bytes.
         let mut shared: Vec<(usize, Bytes)> = Vec::new();
-        let shared_len = |shared: &[(usize, Bytes)]| -> usize {
-            shared.iter().map(|(_, message)| message.len()).sum()
-        };
         let copied = frames.saturating_sub(records.iter().map(large_message_len).sum());
         self.encoded
             .reserve(group_len + copied + marks.len() * format::HIGH_WATER_FRAME_LEN);
@@ -325,8 +322,9 @@ impl FileStorage {
         for (&entity, &sequence) in marks {
             format::encode_high_water(&mut self.encoded, entity, sequence);
         }
+        let shared_len: usize = shared.iter().map(|(_, message)| message.len()).sum();
         if group_len > 0 {
-            let span = (self.encoded.len() - group_len + shared_len(&shared)) as u64;
+            let span = (self.encoded.len() - group_len + shared_len) as u64;
             if let Some(group) = self.encoded.get_mut(..group_len) {
                 group.copy_from_slice(&format::group_frame(span));
             }
@@ -334,7 +332,7 @@ impl FileStorage {
         if self.encoded.is_empty() {
             return Ok(self.last);
         }
-        let batch_len = (self.encoded.len() + shared_len(&shared)) as u64;
+        let batch_len = (self.encoded.len() + shared_len) as u64;
         let head_len = self.head_len();
         if head_len > HEADER_LEN as u64 && head_len + batch_len > self.options.segment_size {
             self.rotate()?;
@@ -353,7 +351,6 @@ impl FileStorage {
             parts.push(&self.encoded[from..]);
             segment::write_parts_at(&self.head.file, &parts, offset)
         };
-        drop(shared);
         if let Err(error) = written {
             return Err(self.failed_write(offset, error));
         }
