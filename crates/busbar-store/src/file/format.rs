@@ -156,6 +156,15 @@ pub(crate) fn encode_record(out: &mut Vec<u8>, record: &Record) -> usize {
     }
 }
 
+/// Bytes of `record` that [`encode_record_sharing`] leaves to be written from the message's
+/// own bytes: an insert's message of at least `min_shared` bytes, else none.
+pub(crate) fn shared_len(record: &Record, min_shared: usize) -> usize {
+    match record {
+        Record::Insert { message, .. } if message.len() >= min_shared => message.len(),
+        _ => 0,
+    }
+}
+
 /// [`encode_record`], except that an insert whose message has at least `min_shared` bytes does
 /// not copy it: the frame is `out`'s new bytes up to the returned split, then the message, then
 /// the rest of `out`'s new bytes (the state), and the message is returned with that split, for
@@ -173,7 +182,7 @@ pub(crate) fn encode_record_sharing(
     else {
         return (encode_record(out, record), None);
     };
-    if message.len() < min_shared {
+    if shared_len(record, min_shared) == 0 {
         return (encode_record(out, record), None);
     }
     let start = out.len();

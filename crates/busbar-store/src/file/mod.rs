@@ -130,15 +130,6 @@ struct Head {
     allocated: u64,
 }
 
-/// Bytes of `record` written from the message's own bytes rather than copied (see
-/// [`SHARED_MESSAGE`]).
-fn large_message_len(record: &Record) -> usize {
-    match record {
-        Record::Insert { message, .. } if message.len() >= SHARED_MESSAGE => message.len(),
-        _ => 0,
-    }
-}
-
 impl FileStorage {
     /// Opens (creating if needed) the journal in `dir` and recovers it: a torn tail of the last
     /// segment is truncated durably; corruption elsewhere is an error.
@@ -309,7 +300,12 @@ impl FileStorage {
         // Large messages are written from their own bytes: `shared` holds each with where it
         // goes in the encoded bytes.
         let mut shared: Vec<(usize, Bytes)> = Vec::new();
-        let copied = frames.saturating_sub(records.iter().map(large_message_len).sum());
+        let copied = frames.saturating_sub(
+            records
+                .iter()
+                .map(|record| format::shared_len(record, SHARED_MESSAGE))
+                .sum(),
+        );
         self.encoded
             .reserve(group_len + copied + marks.len() * format::HIGH_WATER_FRAME_LEN);
         self.encoded.resize(group_len, 0);
